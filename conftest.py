@@ -1,0 +1,87 @@
+"""pytest plugin glue: options, markers, the install fingerprint header, tier gating, reports.
+
+Everything with logic lives in ``fixtures/`` and ``reports/``; this file only wires it into
+pytest's hooks.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fixtures import arch as arch_mod
+from fixtures import device
+from reports import collector
+
+TIERS = ("host", "compile", "gpu", "bench")
+DEVICE_TIERS = ("gpu", "bench")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("cute-dsl harness")
+    group.addoption(
+        "--arch",
+        default=None,
+        help=f"compile target for the compile tier (default: the GPU's, else {arch_mod.DEFAULT_ARCH})",
+    )
+    group.addoption(
+        "--require-gpu",
+        action="store_true",
+        default=False,
+        help="fail the run at start when no CUDA device is present (what a GPU runner uses)",
+    )
+    group.addoption(
+        "--report-dir",
+        default=None,
+        help="where results.json, junit.xml and summary.md go (default: runs/<timestamp>)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    requested = config.getoption("--arch")
+    try:
+        arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if config.getoption("--require-gpu") and device.gpu_unavailable():
+        raise pytest.UsageError(f"--require-gpu: {device.gpu_unavailable()}")
+    config.harness_arch = arch
+    # The DSL reads these when it is first imported, which happens at collection.
+    os.environ["CUTE_DSL_ARCH"] = arch
+    os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
+    collector.configure(config)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    from fixtures.environment import fingerprint
+
+    return [*fingerprint().header_lines(), f"compile arch: {config.harness_arch}; reports: {collector.report_dir(config)}"]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    no_gpu = device.gpu_unavailable()
+    skip_device = pytest.mark.skip(reason=no_gpu) if no_gpu else None
+    for item in items:
+        case = getattr(getattr(item, "callspec", None), "params", {}).get("case")
+        for word in getattr(case, "keywords", ()):
+            item.extra_keyword_matches.add(word)
+        if skip_device and any(item.get_closest_marker(t) for t in DEVICE_TIERS):
+            item.add_marker(skip_device)
+
+
+@pytest.fixture
+def compile_arch(request: pytest.FixtureRequest) -> str:
+    """The ``--arch`` this run compiles for."""
+    return request.config.harness_arch
+
+
+@pytest.fixture
+def host_jit() -> None:
+    """Skip, with the probed reason, where host-side ``@cute.jit`` execution cannot work."""
+    from fixtures.compat import host_jit_unavailable
+
+    reason = host_jit_unavailable()
+    if reason:
+        pytest.skip(reason)

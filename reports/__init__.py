@@ -1,0 +1,1 @@
+"""Run reports: the result model, its writers, and (later) baselines and comparison."""

@@ -1,0 +1,112 @@
+"""Records every case of a run and writes the run's reports when the session ends.
+
+Registered on the controlling process only (under xdist, workers' reports arrive here), so
+results.json, summary.md and junit.xml describe the whole run once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pytest
+
+from reports import atomic, summary
+from reports.model import CaseResult, RunResult
+
+TIERS = ("host", "compile", "gpu", "bench", "harness")
+_ENV = "CUTE_HARNESS_REPORT_DIR"
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def report_dir(config: pytest.Config) -> Path:
+    return config.harness_report_dir
+
+
+def configure(config: pytest.Config) -> None:
+    chosen = config.getoption("--report-dir") or os.environ.get(_ENV)
+    if not chosen:
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        chosen = str(Path(config.rootpath) / "runs" / f"{stamp}-{os.getpid()}")
+    path = Path(chosen).resolve()
+    config.harness_report_dir = path
+    os.environ[_ENV] = str(path)  # xdist workers inherit it and agree on one folder
+    if hasattr(config, "workerinput"):
+        return
+    if config.option.xmlpath is None:
+        config.option.xmlpath = str(path / "junit.xml")
+    config.pluginmanager.register(Recorder(config), "cute-harness-recorder")
+
+
+def classify(report: pytest.TestReport) -> str | None:
+    """The case's outcome from one of its phase reports, or None if this phase says nothing new."""
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed"
+    if report.when == "call":
+        return report.outcome
+    if report.failed:
+        return "error"
+    if report.skipped:
+        return "skipped"
+    return None
+
+
+def _reason(report: pytest.TestReport) -> str:
+    if hasattr(report, "wasxfail"):
+        return report.wasxfail.removeprefix("reason: ")
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return report.longrepr[2].removeprefix("Skipped: ")
+    return ""
+
+
+def _tier(report: pytest.TestReport) -> str:
+    return next((t for t in TIERS if t in report.keywords), "harness")
+
+
+class Recorder:
+    def __init__(self, config: pytest.Config) -> None:
+        from fixtures.compat import drift_report
+        from fixtures.environment import fingerprint
+
+        self.config = config
+        self.run = RunResult(
+            fingerprint=fingerprint().as_dict(),
+            arch=config.harness_arch,
+            started=_now(),
+            api_drift=[vars(r) | {"drifted": r.drifted} for r in drift_report()],
+        )
+        self._cases: dict[str, CaseResult] = {}
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome = classify(report)
+        if outcome is None:
+            return
+        previous = self._cases.get(report.nodeid)
+        if previous and previous.outcome in ("failed", "error"):
+            return  # a teardown can't turn a failure back into a pass
+        self._cases[report.nodeid] = CaseResult(
+            nodeid=report.nodeid,
+            outcome=outcome,
+            tier=_tier(report),
+            duration_s=round(report.duration, 4),
+            reason=_reason(report),
+            message=report.longreprtext[-2000:] if report.failed else "",
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.run.finished = _now()
+        self.run.exit_status = int(exitstatus)
+        self.run.cases = list(self._cases.values())
+        out = report_dir(self.config)
+        atomic.write_json(out / "results.json", self.run.to_json())
+        atomic.write_text(out / "summary.md", summary.render(self.run))
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        terminalreporter.write_line(f"reports: {report_dir(self.config)}")
