@@ -7,7 +7,8 @@ pytest's hooks.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import shutil
+import tempfile
 
 import pytest
 
@@ -48,10 +49,20 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--require-gpu") and device.gpu_unavailable():
         raise pytest.UsageError(f"--require-gpu: {device.gpu_unavailable()}")
     config.harness_arch = arch
-    # The DSL reads these when it is first imported, which happens at collection.
+    # The DSL reads these when it is first imported, which happens at collection. Its dumped
+    # PTX (which .artifacts.PTX is read back from) is named after the function alone, so two
+    # processes sharing a dump folder read each other's kernels: each process gets its own.
+    config.harness_dump_dir = tempfile.mkdtemp(prefix="cute-dsl-dump-")
+    os.environ["CUTE_DSL_DUMP_DIR"] = config.harness_dump_dir
     os.environ["CUTE_DSL_ARCH"] = arch
     os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
     collector.configure(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    dump_dir = getattr(config, "harness_dump_dir", None)
+    if dump_dir:
+        shutil.rmtree(dump_dir, ignore_errors=True)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

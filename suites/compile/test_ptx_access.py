@@ -1,0 +1,39 @@
+"""Every stage x dtype x alignment x layout, compiled for ``--arch`` with no GPU: the PTX's
+global-memory accesses are as wide as the layout allows, and move exactly the bytes each
+thread owns (``fixtures.access_model`` holds the rules and why)."""
+
+import pytest
+
+from fixtures import access_model, compiler
+from fixtures.params import case_params
+
+pytestmark = pytest.mark.compile
+
+
+@pytest.mark.parametrize("case", case_params("compile"))
+def test_ptx_access_widths_and_bytes(case):
+    accesses = compiler.compile_on_host(case).accesses
+    want = access_model.expected(case)
+    seen = f"{case.id}: expected {want.explain()}; PTX has {accesses.describe()}"
+
+    loads, stores = set(accesses.loads), set(accesses.stores)
+    if want.predicated:
+        # the boundary path is element-wide; the full-tile path has the operands' widths
+        assert stores <= {want.elem, want.width("c")}, seen
+        assert loads <= {want.elem} | want.load_widths, seen
+        assert (access_model.VECTOR_BYTES in stores) == ("c" in want.vectors), seen
+        if "a" in want.vectors:
+            assert access_model.VECTOR_BYTES in loads, seen
+        if not want.vectors & {"a", "b"}:
+            assert access_model.VECTOR_BYTES not in loads, seen
+        assert want.fragment_bytes <= accesses.bytes_stored() <= 2 * want.fragment_bytes, seen
+    else:
+        assert stores == {want.width("c")}, seen
+        assert loads == want.load_widths, seen
+        assert accesses.bytes_stored() == want.fragment_bytes, seen
+
+    if want.broadcast_input:
+        # the broadcast input's rows share addresses: read at least once, at most fully
+        assert accesses.bytes_stored() < accesses.bytes_loaded() <= 2 * accesses.bytes_stored(), seen
+    else:
+        assert accesses.bytes_loaded() == 2 * accesses.bytes_stored(), seen
