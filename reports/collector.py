@@ -15,7 +15,7 @@ import pytest
 from reports import atomic, summary
 from reports.model import CaseResult, RunResult
 
-TIERS = ("host", "compile", "gpu", "bench", "harness")
+TIERS = ("bench", "gpu", "compile", "host", "harness")  # a case marked with several counts as the first
 _ENV = "CUTE_HARNESS_REPORT_DIR"
 
 
@@ -63,6 +63,14 @@ def _reason(report: pytest.TestReport) -> str:
     return ""
 
 
+def _message(report: pytest.TestReport) -> str:
+    """The failure's own words (the exception line), not the traceback's first line."""
+    if not report.failed:
+        return ""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return crash.message if crash is not None else report.longreprtext[-2000:]
+
+
 def _tier(report: pytest.TestReport) -> str:
     return next((t for t in TIERS if t in report.keywords), "harness")
 
@@ -80,6 +88,7 @@ class Recorder:
             api_drift=[vars(r) | {"drifted": r.drifted} for r in drift_report()],
         )
         self._cases: dict[str, CaseResult] = {}
+        self.nothing_ran = ""
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -95,13 +104,18 @@ class Recorder:
             tier=_tier(report),
             duration_s=round(report.duration, 4),
             reason=_reason(report),
-            message=report.longreprtext[-2000:] if report.failed else "",
+            message=_message(report),
         )
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        ran = sum(1 for c in self._cases.values() if c.outcome != "skipped")
+        if ran == 0 and exitstatus == pytest.ExitCode.OK:
+            # a gate must never pass on a run that checked nothing (everything skipped)
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+            self.nothing_ran = f"nothing ran: all {len(self._cases)} selected cases were skipped"
         self.run.finished = _now()
-        self.run.exit_status = int(exitstatus)
+        self.run.exit_status = int(session.exitstatus)
         self.run.cases = list(self._cases.values())
         out = report_dir(self.config)
         atomic.write_json(out / "results.json", self.run.to_json())
@@ -109,4 +123,6 @@ class Recorder:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self.nothing_ran:
+            terminalreporter.write_line(self.nothing_ran, red=True)
         terminalreporter.write_line(f"reports: {report_dir(self.config)}")
