@@ -6,6 +6,7 @@ pytest's hooks.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
@@ -13,10 +14,11 @@ import tempfile
 import pytest
 
 from fixtures import arch as arch_mod
-from fixtures import device
+from fixtures import device, fault
 from reports import collector
 
-TIERS = ("host", "compile", "gpu", "bench")
+pytest_plugins = ["pytester"]  # the fault-isolation drill runs a pytest inside the gpu tier
+
 DEVICE_TIERS = ("gpu", "bench")
 
 
@@ -32,6 +34,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="fail the run at start when no CUDA device is present (what a GPU runner uses)",
+    )
+    group.addoption(
+        "--stage-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE before collection so the stages it registers join the matrix (repeatable)",
     )
     group.addoption(
         "--report-dir",
@@ -57,6 +66,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["CUTE_DSL_ARCH"] = arch
     os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
     collector.configure(config)
+    for module in config.getoption("--stage-module"):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise pytest.UsageError(f"--stage-module {module}: {exc}") from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -75,6 +89,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     no_gpu = device.gpu_unavailable()
     skip_device = pytest.mark.skip(reason=no_gpu) if no_gpu else None
     for item in items:
+        tier = next((t for t in collector.TIERS if item.get_closest_marker(t)), "harness")
+        item.user_properties.append(("tier", tier))
         case = getattr(getattr(item, "callspec", None), "params", {}).get("case")
         for word in getattr(case, "keywords", ()):
             item.extra_keyword_matches.add(word)
@@ -96,3 +112,35 @@ def host_jit() -> None:
     reason = host_jit_unavailable()
     if reason:
         pytest.skip(reason)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed or not item.get_closest_marker("gpu"):
+        return
+    error = fault.cuda_context_error()
+    if error is None:
+        return
+    if hasattr(item.config, "workerinput"):
+        # exit before this report is sent: xdist reports the case as crashed (with the error
+        # recorded here) and replaces the worker, so every other case still runs
+        fault.record(collector.report_dir(item.config), item.nodeid, error, report.longreprtext[-4000:])
+        os._exit(3)
+    item.config.harness_poisoned = (item.nodeid, error)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    poisoned = getattr(item.config, "harness_poisoned", None)
+    if poisoned and item.get_closest_marker("gpu"):
+        nodeid, error = poisoned
+        pytest.fail(f"CUDA context poisoned by {nodeid} ({error}); run with -n 2 or more to isolate faults")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report, sched) -> None:
+    recorded = fault.recorded(collector.report_dir(sched.config), crashitem)
+    if recorded:
+        error = recorded.splitlines()[0]
+        report.longrepr = f"{error}\n(the CUDA context was poisoned; its xdist worker was replaced)\n\n{recorded}"

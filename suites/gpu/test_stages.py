@@ -1,14 +1,20 @@
 """Every stage across the gpu plan, run on the device and compared with torch: results,
-every output element written, inputs untouched, no write outside any tensor."""
+every output element written, inputs untouched, no write outside any tensor. The tutorial's
+unpredicated stages also run once outside their domains, where the harness must catch them."""
 
 import pytest
 
 from fixtures import runner
-from fixtures.params import case_params
+from fixtures.params import case_params, outside_domain_params
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("case", case_params("gpu"))
 def test_stage_matches_torch(case, request):
+    runner.run_case(case, seed=runner.seed_for(request.node.nodeid))
+
+
+@pytest.mark.parametrize("case", outside_domain_params())
+def test_outside_domain_is_caught(case, request):
     runner.run_case(case, seed=runner.seed_for(request.node.nodeid))

@@ -1,0 +1,24 @@
+"""What a false 16-byte alignment claim does at launch when the harness's own check is
+bypassed: DSL 4.8.1 refuses it while converting the arguments (an ``assert`` in its pointer
+type), before anything reaches the GPU. Recorded so a release that stops checking shows up."""
+
+import pytest
+from cutlass.cute.runtime import from_dlpack
+
+from fixtures import compiler, runner, tensors
+from fixtures.dtypes import DTYPES
+from fixtures.matrix import Case
+from fixtures.stages import STAGES
+
+pytestmark = pytest.mark.gpu
+
+
+def test_dsl_refuses_a_false_alignment_claim_at_launch():
+    claiming = Case(STAGES["vectorized"], DTYPES["fp16"], "align16", "static", (128, 2048), "claims")
+    lying = Case(STAGES["vectorized"], DTYPES["fp16"], "offset", "static", (128, 2048), "claims")
+    placed = tensors.place_operands(lying, "cuda")
+    aligned = tensors.place_operands(claiming, "cuda")
+    compiled = compiler.compile_case(claiming, *(tensors.to_cute(claiming, aligned[n].view) for n in "abc"))
+    operands = [from_dlpack(placed[n].view, assumed_align=16) for n in "abc"]
+    with pytest.raises(AssertionError, match="pointer must be 16 bytes aligned"):
+        compiled.function(*operands, runner.current_stream())

@@ -1,0 +1,78 @@
+"""Stages inside CUDA graphs, the notebook's way: compile before capture, capture launches on
+torch's stream, replay; every replay is verified like a plain launch (guard bands, poison,
+values), including replays after the same input buffers were refilled with new data."""
+
+import pytest
+import torch
+
+from fixtures import matrix, runner
+from fixtures.dtypes import DTYPES
+from fixtures.matrix import Case
+from fixtures.stages import STAGES
+
+pytestmark = pytest.mark.gpu
+
+CAPTURED_LAUNCHES = 3
+REPLAYS = 4
+SHAPE = (256, 2048)
+
+
+def _cases(layout: str) -> list:
+    return [
+        pytest.param(case, id=case.id)
+        for case in (Case(stage, DTYPES["fp16"], "align16", layout, SHAPE, "graph") for stage in STAGES.values())
+        if matrix.outside_domain(case) is None
+    ]
+
+
+def _capture(fn) -> torch.cuda.CUDAGraph:
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph
+
+
+@pytest.mark.parametrize("case", _cases("static") + _cases("dynamic"))
+def test_replays_compute_every_captured_launch(case, request):
+    seed = runner.seed_for(request.node.nodeid)
+    launches = [runner.prepare(case, seed + i) for i in range(CAPTURED_LAUNCHES)]  # compiled before capture
+
+    def launch_all():
+        for launch in launches:
+            launch.launch()
+
+    graph = _capture(launch_all)
+    for replay in range(REPLAYS):
+        if replay == REPLAYS // 2:
+            for i, launch in enumerate(launches):
+                launch.refill(seed + 100 + i)  # new data in the captured buffers
+        for launch in launches:
+            launch.poison_output()
+        graph.replay()
+        torch.cuda.synchronize()
+        for launch in launches:
+            launch.verify()
+
+
+@pytest.mark.parametrize("case", _cases("static") + _cases("dynamic"))
+def test_graph_mixing_a_stage_with_torch_ops(case, request):
+    """torch op -> stage -> torch op on one stream: the stage sees the first op's output and
+    the last op sees the stage's."""
+    launch = runner.prepare(case, runner.seed_for(request.node.nodeid))
+    a = launch.placed["a"].distinct()
+    original = a.clone()
+    result = torch.empty_like(launch.output)
+
+    def mixed():
+        a.copy_(original * 2)
+        launch.launch()
+        torch.add(launch.output, 1, out=result)
+
+    graph = _capture(mixed)
+    launch.poison_output()
+    graph.replay()
+    torch.cuda.synchronize()
+    launch.inputs = (launch.placed["a"].view.clone(), launch.inputs[1])
+    launch.verify()
+    assert torch.equal(launch.placed["a"].distinct(), original * 2), f"{case.id}: the torch op before the stage did not run"
+    torch.testing.assert_close(result, launch.expected() + 1, rtol=0, atol=0)

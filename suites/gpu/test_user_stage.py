@@ -1,0 +1,19 @@
+"""A kernel of your own goes through the same runner and checks: a wrong one fails with the
+same message a tutorial stage would, naming the case, the first bad index and the count."""
+
+import pytest
+
+from fixtures import checks, matrix, runner
+from fixtures.dtypes import DTYPES
+from fixtures.ops import ADD
+from fixtures.stages import Stage
+from suites.gpu import _wrong_stage
+
+pytestmark = pytest.mark.gpu
+
+
+def test_a_wrong_user_kernel_fails_with_the_mismatch_message():
+    stage = Stage("my_sub_as_add", _wrong_stage.subtracts_instead_of_adding, ADD, builtin=False)
+    case = matrix.Case(stage, DTYPES["fp32"], "align16", "dynamic", (97, 101), "odd")
+    with pytest.raises(checks.Mismatch, match=r"my_sub_as_add-fp32-align16-dynamic-97x101: \d+ of 9797 elements differ from torch \(exactly\); first at \(0, 0\): got"):
+        runner.run_case(case, seed=7)

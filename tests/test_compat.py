@@ -1,0 +1,68 @@
+"""API drift resolution: the newest spelling that exists wins, an older one is reported, none is an error."""
+
+import sys
+import types
+
+import pytest
+
+from fixtures import compat
+from fixtures.compat import Capability, MissingCapability, Spelling
+
+pytestmark = pytest.mark.harness
+
+NEW, OLD = "harness_fake_dsl_new", "harness_fake_dsl_old"
+
+
+@pytest.fixture
+def capability(monkeypatch):
+    """Registers a fake capability ``fake`` spelled NEW.thing, then OLD.thing; resolution's cache is reset around it."""
+    monkeypatch.setitem(
+        compat.CAPABILITIES, "fake", Capability("fake", (Spelling(NEW, "thing"), Spelling(OLD, "thing")), "moved")
+    )
+    compat.resolution.cache_clear()
+    yield "fake"
+    compat.resolution.cache_clear()
+
+
+def install_module(monkeypatch, name, **attrs):
+    monkeypatch.setitem(sys.modules, name, types.SimpleNamespace(__name__=name, **attrs))
+
+
+def test_first_spelling_wins_when_both_exist(monkeypatch, capability):
+    """A release that keeps an alias must still resolve to the current spelling, with no drift."""
+    new, old = object(), object()
+    install_module(monkeypatch, NEW, thing=new)
+    install_module(monkeypatch, OLD, thing=old)
+    found = compat.resolution(capability)
+    assert (found.used, found.preferred, found.drifted) == (f"{NEW}.thing", f"{NEW}.thing", False)
+    assert compat.resolve(capability) is new
+
+
+@pytest.mark.parametrize(
+    "new_module",
+    [pytest.param(None, id="new-module-missing"), pytest.param({}, id="new-module-lacks-attr")],
+)
+def test_older_spelling_is_used_and_reported_as_drift(monkeypatch, capability, new_module):
+    """An install with only the old spelling works, and the report says it is behind."""
+    old = object()
+    if new_module is not None:
+        install_module(monkeypatch, NEW, **new_module)
+    else:
+        monkeypatch.delitem(sys.modules, NEW, raising=False)
+    install_module(monkeypatch, OLD, thing=old)
+    found = compat.resolution(capability)
+    assert (found.used, found.preferred, found.drifted) == (f"{OLD}.thing", f"{NEW}.thing", True)
+    assert compat.resolve(capability) is old
+    assert found in compat.drift_report()
+
+
+def test_no_spelling_raises_naming_every_spelling(monkeypatch, capability):
+    """A capability gone from every known place must fail loudly, listing where it was looked for."""
+    install_module(monkeypatch, NEW)
+    monkeypatch.delitem(sys.modules, OLD, raising=False)
+    with pytest.raises(MissingCapability) as raised:
+        compat.resolve(capability)
+    assert str(raised.value) == f"fake: none of {NEW}.thing, {OLD}.thing exists in this install"
+    assert isinstance(raised.value, AttributeError)
+    found = compat.resolution(capability)
+    assert (found.used, found.drifted) == (None, True)

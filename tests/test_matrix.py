@@ -1,0 +1,219 @@
+"""The case matrix: readable unique ids, only cases a stage claims, and the coverage the plans promise."""
+
+import re
+from collections import defaultdict
+from itertools import permutations, product
+
+import pytest
+
+from fixtures import compat, matrix
+from fixtures.checks import ConformanceError
+from fixtures.dtypes import DTYPES
+from fixtures.matrix import ALIGNMENTS, ARITHMETIC_DTYPES, LAYOUTS, NON_ARITHMETIC_DTYPES, SHAPE_FAMILIES, Case
+from fixtures.params import case_params
+from fixtures.stages import STAGES
+
+pytestmark = pytest.mark.harness
+
+PLANS = sorted(matrix.PLANS)
+
+
+def make_case(stage, dtype="fp16", align="align16", layout="static", shape=(128, 2048), family="aligned"):
+    return Case(STAGES[stage], DTYPES[dtype], align, layout, shape, family)
+
+
+def _alternatives(words):
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+ID = re.compile(
+    rf"(?P<stage>{_alternatives(STAGES)})-(?P<dtype>{_alternatives(DTYPES)})"
+    rf"-(?P<align>{_alternatives(ALIGNMENTS)})-(?P<layout>{_alternatives(LAYOUTS)})-(?P<m>\d+)x(?P<n>\d+)"
+)
+
+
+@pytest.mark.parametrize("plan", PLANS)
+def test_ids_are_unique_and_read_stage_dtype_align_layout_shape(plan):
+    """An id is all a report shows of a case: it must name every axis, in order, and name one case."""
+    cases = matrix.cases(plan)
+    assert len({c.id for c in cases}) == len(cases)
+    for case in cases:
+        parsed = ID.fullmatch(case.id)
+        assert parsed, case.id
+        assert parsed.groupdict() == {
+            "stage": case.stage.name,
+            "dtype": case.dtype.id,
+            "align": case.align,
+            "layout": case.layout,
+            "m": str(case.shape[0]),
+            "n": str(case.shape[1]),
+        }
+
+
+def test_gpu_plan_ids_as_reports_spell_them():
+    """Odd shapes reach the gpu plan only through stages whose domain admits them."""
+    ids = {c.id for c in matrix.cases("gpu")}
+    assert "tv_remap-bf16-align16-dynamic-128x2048" in ids
+    assert "predicated-bf16-align16-dynamic-1000x1003" in ids
+    assert "tv_remap-bf16-align16-dynamic-1000x1003" not in ids  # (64,512) tiles leave a tail unwritten
+
+
+@pytest.mark.parametrize("plan", PLANS)
+def test_every_case_is_inside_its_stage_domain(plan):
+    """Nothing outside a stage's domain is collected: its failures would be the stage's design, not a bug."""
+    outside = {c.id: matrix.outside_domain(c) for c in matrix.cases(plan)}
+    assert {i: r for i, r in outside.items() if r is not None} == {}
+
+
+@pytest.mark.parametrize(
+    ("case", "reason_parts"),
+    [
+        pytest.param(make_case("naive", shape=(97, 101)), ["9797", "256"], id="naive-rejects-97x101"),
+        pytest.param(make_case("naive", shape=(100, 2048)), None, id="naive-accepts-100x2048"),
+        pytest.param(make_case("vectorized", shape=(64, 1003)), ["N=1003", "8-element"], id="vectorized-rejects-odd-N"),
+        pytest.param(make_case("vectorized", dtype="fp32", shape=(64, 1002)), ["N=1002", "4-element"],
+                     id="vectorized-fp32-rejects-N-not-multiple-of-4"),
+        pytest.param(make_case("vectorized", shape=(16, 16)), ["32 vectors", "256"], id="vectorized-rejects-short-grid"),
+        pytest.param(make_case("vectorized", shape=(100, 2048)), None, id="vectorized-accepts-100x2048"),
+        pytest.param(make_case("tv", shape=(100, 2048)), ["100x2048", "(64,512)"], id="tv-rejects-100x2048"),
+        pytest.param(make_case("tv", dtype="fp32", shape=(64, 128)), ["64x128", "(64,256)"], id="tv-fp32-tile-is-64x256"),
+        pytest.param(make_case("apply_mul_relu", shape=(128, 2048)), None, id="apply-accepts-aligned"),
+    ],
+)
+def test_stage_domain_rules(case, reason_parts):
+    """Each rule names the number that breaks it, so a report's skip list says why a case is absent."""
+    reason = matrix.outside_domain(case)
+    if reason_parts is None:
+        assert reason is None
+    else:
+        assert reason is not None
+        for part in reason_parts:
+            assert part in reason
+
+
+@pytest.mark.parametrize("shape", [s for shapes in SHAPE_FAMILIES.values() for s in shapes], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("dtype", list(DTYPES))
+def test_predicated_stage_accepts_every_shape(dtype, shape):
+    """The predicated stage exists to handle every shape; its domain has no exceptions."""
+    assert matrix.outside_domain(make_case("predicated", dtype=dtype, shape=shape, family="odd")) is None
+
+
+def test_dtype_ids_are_not_substrings_of_each_other():
+    """``-k fp16`` must not pick bf16, nor ``-k i8`` pick u8."""
+    clashes = [(a, b) for a, b in permutations(DTYPES, 2) if a in b]
+    assert clashes == []
+
+
+@pytest.mark.parametrize("plan", PLANS)
+def test_no_dtype_id_occurs_in_another_dtype_case_id(plan):
+    """``-k <dtype>`` must not match another dtype's case through its stage, alignment, layout or shape."""
+    stray = [(d, c.id) for c in matrix.cases(plan) for d in DTYPES if d != c.dtype.id and d in c.id]
+    assert stray == []
+
+
+def test_shape_families_do_not_share_shapes():
+    """A case's id carries its shape, not its family: one shape in two families would make the family keyword ambiguous."""
+    shapes = [s for family in SHAPE_FAMILIES.values() for s in family]
+    assert len(shapes) == len(set(shapes))
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        pytest.param(make_case("predicated", layout="dynamic"),
+                     make_case("predicated", layout="dynamic", shape=(1000, 1003), family="odd"), True,
+                     id="dynamic-shapes-share"),
+        pytest.param(make_case("predicated", layout="static"),
+                     make_case("predicated", layout="static", shape=(1000, 1003), family="odd"), False,
+                     id="static-shapes-differ"),
+        pytest.param(make_case("predicated", layout="compact"),
+                     make_case("predicated", layout="compact", shape=(1, 4096), family="unit"), True,
+                     id="compact-same-divisibility-shares"),
+        pytest.param(make_case("predicated", layout="compact"),
+                     make_case("predicated", layout="compact", shape=(1000, 1003), family="odd"), False,
+                     id="compact-other-divisibility-differs"),
+        pytest.param(make_case("predicated", layout="dynamic"),
+                     make_case("predicated", layout="dynamic", align="natural"), False,
+                     id="alignment-differs"),
+    ],
+)
+def test_signature(first, second, same):
+    """Cases share a compile exactly when nothing the compiler sees differs."""
+    assert (first.signature == second.signature) is same
+
+
+@pytest.mark.parametrize("plan", PLANS)
+def test_shared_signatures_differ_only_in_dynamic_shape(plan):
+    """Within a plan, cases grouped under one signature must be dynamic-shape cases of one kernel."""
+    groups = defaultdict(list)
+    for case in matrix.cases(plan):
+        groups[case.signature].append(case)
+    shared = [g for g in groups.values() if len(g) > 1]
+    assert shared, "the gpu and compile plans both have dynamic layouts over several shapes"
+    for group in shared:
+        assert all(not c.shape_is_static for c in group)
+        assert len({(c.stage.name, c.dtype.id, c.align, c.layout) for c in group}) == 1
+        assert len({c.shape for c in group}) == len(group)
+
+
+def test_compile_plan_covers_every_stage_dtype_alignment_layout():
+    """The compile tier's promise: every stage x arithmetic dtype x alignment x layout, compiled once at least."""
+    covered = {(c.stage.name, c.dtype.id, c.align, c.layout) for c in matrix.cases("compile")}
+    missing = set(product(STAGES, ARITHMETIC_DTYPES, ALIGNMENTS, LAYOUTS)) - covered
+    assert missing == set()
+
+
+def test_compile_plan_has_the_predicated_boundary_shape():
+    """The predicated stage's boundary path is only compiled on a shape no tile divides."""
+    boundary = [c for c in matrix.cases("compile") if c.stage.name == "predicated" and c.shape == (1000, 1003)]
+    assert len(boundary) == len(ARITHMETIC_DTYPES) * len(ALIGNMENTS) * len(LAYOUTS)
+
+
+def test_fp8_is_non_arithmetic():
+    """fp8 is the known limitation; it must not leak into the arithmetic plans."""
+    assert set(NON_ARITHMETIC_DTYPES) == {"e4m3", "e5m2"}
+    assert not set(NON_ARITHMETIC_DTYPES) & set(ARITHMETIC_DTYPES)
+
+
+def test_fp8_cases_carry_known_limitation():
+    """fp8 is compiled once per stage as a canary, always with its limitation; no arithmetic case has one there."""
+    cases = matrix.cases("compile")
+    fp8 = [c for c in cases if c.dtype.id in NON_ARITHMETIC_DTYPES]
+    assert {(c.stage.name, c.dtype.id) for c in fp8} == set(product(STAGES, NON_ARITHMETIC_DTYPES))
+    assert all("fp8" in c.known_limitation("compile").reason for c in fp8)
+    assert [c.id for c in cases if c.known_limitation("compile") and c.dtype.id in ARITHMETIC_DTYPES] == []
+
+
+@pytest.mark.parametrize(
+    ("case", "plan", "reason_part"),
+    [
+        pytest.param(make_case("tv", dtype="e4m3"), "compile", "fp8", id="fp8-compile"),
+        pytest.param(make_case("naive", dtype="e5m2"), "gpu", "fp8", id="fp8-gpu"),
+        pytest.param(make_case("apply_mul_relu", dtype="u8"), "gpu", "Uint8", id="u8-mul_relu-gpu"),
+        pytest.param(make_case("apply_mul_relu", dtype="u8"), "compile", None, id="u8-mul_relu-compiles"),
+        pytest.param(make_case("apply_mul", dtype="u8"), "gpu", None, id="u8-mul-is-fine"),
+        pytest.param(make_case("apply_mul_relu", dtype="i8"), "gpu", None, id="i8-mul_relu-is-fine"),
+    ],
+)
+def test_known_limitation_is_scoped_to_its_plans_dtypes_and_ops(case, plan, reason_part):
+    """A limitation must mark only the cases it describes: a wider one would hide real failures."""
+    limitation = case.known_limitation(plan)
+    if reason_part is None:
+        assert limitation is None
+    else:
+        assert reason_part in limitation.reason
+
+
+@pytest.mark.parametrize("plan", PLANS)
+def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan):
+    """A DSL defect must fail as a DSL error, a wrong result as a ConformanceError; an unexpected pass fails the run."""
+    params = case_params(plan)
+    limited = [p for p in params if p.values[0].known_limitation(plan)]
+    assert limited
+    for param in limited:
+        (mark,) = param.marks
+        wrong_result = param.values[0].known_limitation(plan).wrong_result
+        assert mark.name == "xfail"
+        assert mark.kwargs["strict"] is True
+        assert mark.kwargs["raises"] is (ConformanceError if wrong_result else compat.resolve("DSLBaseError"))
+    assert [p.id for p in params if p.marks and not p.values[0].known_limitation(plan)] == []

@@ -1,0 +1,187 @@
+"""The plugin in conftest.py, driven end to end in throwaway copies of the project (one subprocess per run)."""
+
+import configparser
+import importlib.metadata
+import json
+import shlex
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import torch
+from _pytest.mark.expression import Expression
+
+from fixtures import matrix
+from reports.model import SCHEMA
+
+pytestmark = pytest.mark.harness
+
+ROOT = Path(__file__).resolve().parents[1]
+NO_GPU = "no CUDA device"
+
+TIERS_MODULE = """
+import pytest
+
+@pytest.mark.host
+def test_on_host():
+    pass
+
+@pytest.mark.host
+def test_fails():
+    assert 1 == 2, "one is not two"
+
+@pytest.mark.gpu
+def test_on_gpu():
+    pass
+
+@pytest.mark.host
+@pytest.mark.xfail(reason="known limitation")
+def test_limitation():
+    assert False
+"""
+
+CASES_MODULE = """
+import pytest
+from fixtures.params import case_params
+
+@pytest.mark.parametrize("case", case_params("gpu"))
+def test_case(case):
+    pass
+"""
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    """A copy of the project's plugin and config around ``test_tiers.py``.
+
+    The outer run exports its report folder for xdist workers; a nested run must not inherit it.
+    """
+    monkeypatch.delenv("CUTE_HARNESS_REPORT_DIR", raising=False)
+    for name in ("conftest.py", "tox.ini"):
+        shutil.copy(ROOT / name, pytester.path / name)
+    for name in ("fixtures", "reports"):
+        (pytester.path / name).symlink_to(ROOT / name, target_is_directory=True)
+    pytester.makepyfile(test_tiers=TIERS_MODULE)
+    return pytester
+
+
+def stderr_lines(result):
+    return [line for line in result.errlines if line.strip()]
+
+
+def test_require_gpu_without_gpu_is_a_one_line_usage_error(project):
+    """A GPU runner that lost its GPU must fail at once and say why, not skip everything green."""
+    result = project.runpytest_subprocess("--require-gpu", "test_tiers.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (line,) = stderr_lines(result)
+    assert line.startswith("ERROR: --require-gpu: ")
+    assert NO_GPU in line
+
+
+def test_unknown_arch_is_a_one_line_usage_error(project):
+    """A mistyped --arch is caught before anything compiles, naming what was asked for."""
+    result = project.runpytest_subprocess("--arch", "sm_99", "test_tiers.py")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    (line,) = stderr_lines(result)
+    assert line.startswith("ERROR: unknown --arch 'sm_99'; known: ")
+    assert "sm_90a" in line
+
+
+def test_cpu_run_accepts_sm_90a_skips_gpu_tier_and_prints_fingerprint(project):
+    """What a CPU runner sees: the chosen arch, the install's fingerprint, host tests run, gpu tests skipped for one reason."""
+    result = project.runpytest_subprocess("--arch", "sm_90a", "-rs", "test_tiers.py")
+    result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"cute-dsl: {importlib.metadata.version('nvidia-cutlass-dsl')} (libs: *",
+            f"torch: {torch.__version__} (CUDA *); python *",
+            "driver: * (CUDA *); gpu: no GPU",
+            "compile arch: sm_90a; reports: *",
+        ]
+    )
+    (skipped,) = [line for line in result.outlines if line.startswith("SKIPPED")]
+    assert skipped.startswith("SKIPPED [1] test_tiers.py:")
+    assert f": {NO_GPU}: " in skipped
+
+
+def test_report_dir_gets_results_summary_and_junit(project):
+    """--report-dir holds the three reports, and a failure is visible in each."""
+    out = project.path / "out"
+    result = project.runpytest_subprocess("--report-dir", str(out), "test_tiers.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "results.json", "summary.md"]
+
+    data = json.loads((out / "results.json").read_text())
+    assert data["schema"] == SCHEMA
+    assert data["exit_status"] == 1
+    assert data["arch"] == "sm_90a"
+    assert data["counts"] == {"passed": 1, "failed": 1, "skipped": 1, "xfailed": 1}
+    assert data["fingerprint"]["gpu"] == "no GPU"
+    assert data["fingerprint"]["dsl"] == importlib.metadata.version("nvidia-cutlass-dsl")
+    assert {c["nodeid"]: (c["outcome"], c["tier"]) for c in data["cases"]} == {
+        "test_tiers.py::test_on_host": ("passed", "host"),
+        "test_tiers.py::test_fails": ("failed", "host"),
+        "test_tiers.py::test_on_gpu": ("skipped", "gpu"),
+        "test_tiers.py::test_limitation": ("xfailed", "host"),
+    }
+    failed = next(c for c in data["cases"] if c["outcome"] == "failed")
+    assert failed["message"].startswith("AssertionError: one is not two")
+
+    text = (out / "summary.md").read_text()
+    failures = text.split("## Failures\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert failures == ["- `test_tiers.py::test_fails`: AssertionError: one is not two"]
+    assert "| host | 1 | 1 | 0 | 1 | 0 | 0 |" in text.splitlines()
+
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("4", "1")
+
+
+def test_xdist_run_reports_every_case_once(project):
+    """Under -n 2 (tox's cpu env) the controller alone writes the reports, covering both workers' cases."""
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_tiers.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    data = json.loads((out / "results.json").read_text())
+    assert data["counts"] == {"passed": 1, "failed": 1, "skipped": 1, "xfailed": 1}
+    assert sorted(c["nodeid"] for c in data["cases"]) == sorted(
+        f"test_tiers.py::{name}" for name in ("test_on_host", "test_fails", "test_on_gpu", "test_limitation")
+    )
+
+
+def test_k_selects_by_shape_family_and_op_keywords(project):
+    """The family and the op are not in a case's id; -k reaches them through the plugin's extra keywords."""
+    project.makepyfile(test_cases=CASES_MODULE)
+    result = project.runpytest_subprocess(
+        "--collect-only", "-q", "-k", "odd and add", "--report-dir", str(project.path / "out"), "test_cases.py"
+    )
+    selected = {line.split("[", 1)[1].rstrip("]") for line in result.outlines if line.startswith("test_cases.py::")}
+    expected = {c.id for c in matrix.cases("gpu") if c.family == "odd" and c.stage.op.name == "add"}
+    assert {c.split("-", 1)[0] for c in expected} == {"naive", "vectorized", "predicated"}
+    assert selected == expected
+
+
+def test_all_skipped_run_fails_the_gate(project):
+    """A GPU job whose every case skipped checked nothing: it must not exit 0."""
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-m", "gpu", "--report-dir", str(out), "test_tiers.py")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["nothing ran: all 1 selected cases were skipped"])
+    assert json.loads((out / "results.json").read_text())["exit_status"] == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_collect_only_exits_ok(project):
+    """Listing cases runs none by design; that is not a gate that checked nothing."""
+    result = project.runpytest_subprocess("--collect-only", "-q", "--report-dir", str(project.path / "out"), "test_tiers.py")
+    assert result.ret == pytest.ExitCode.OK
+    assert not any(line.startswith("nothing ran") for line in result.outlines)
+
+
+def test_tox_cpu_env_selects_the_harness_tests():
+    """tox's cpu env says it runs the harness's own tests: its -m expression and the testpaths must reach them."""
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(ROOT / "tox.ini")
+    argv = shlex.split(tox["testenv:cpu"]["commands"])
+    expression = Expression.compile(argv[argv.index("-m") + 1])
+    assert expression.evaluate(lambda name, **kwargs: name == "harness")
+    assert "tests" in tox["pytest"]["testpaths"].split()

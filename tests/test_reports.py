@@ -1,0 +1,200 @@
+"""Run reports: atomic writes, the summary a CI job shows, and how phase reports become outcomes."""
+
+import json
+import os
+import stat
+from types import SimpleNamespace
+
+import pytest
+
+from reports import atomic, collector, summary
+from reports.model import SCHEMA, CaseResult, RunResult
+
+pytestmark = pytest.mark.harness
+
+
+def test_write_json_replaces_content_and_leaves_no_temp_files(tmp_path):
+    """Readers see whole documents: the new one replaces the old, and nothing else stays behind."""
+    path = tmp_path / "nested" / "results.json"
+    atomic.write_json(path, {"run": 1})
+    atomic.write_json(path, {"run": 2, "cases": ["b", "a"]})
+    assert json.loads(path.read_text()) == {"run": 2, "cases": ["b", "a"]}
+    assert path.read_text().endswith("}\n")
+    assert [p.name for p in path.parent.iterdir()] == ["results.json"]
+
+
+def test_unserialisable_data_keeps_the_previous_file(tmp_path):
+    """A report that can't be encoded must not destroy the last good one."""
+    path = tmp_path / "results.json"
+    atomic.write_json(path, {"run": 1})
+    with pytest.raises(TypeError):
+        atomic.write_json(path, {"run": 2, "bad": object()})
+    assert json.loads(path.read_text()) == {"run": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_failure_while_writing_keeps_the_previous_file(tmp_path, monkeypatch):
+    """A crash after the temporary file exists (here: fsync) removes it and leaves the old content."""
+    path = tmp_path / "summary.md"
+    atomic.write_text(path, "old\n")
+
+    def broken_fsync(fd):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(OSError, match="disk gone"):
+        atomic.write_text(path, "new\n")
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.md"]
+
+
+def test_written_file_has_the_umask_mode(tmp_path):
+    """Report files must be as readable as any other file the job writes (junit.xml gets 0644)."""
+    old = os.umask(0o022)
+    try:
+        atomic.write_text(tmp_path / "summary.md", "x\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "summary.md").stat().st_mode) == 0o644
+
+
+def case(nodeid, outcome, tier="host", reason="", message=""):
+    return CaseResult(nodeid=nodeid, outcome=outcome, tier=tier, duration_s=0.1, reason=reason, message=message)
+
+
+NO_GPU = "no CUDA device"
+
+
+@pytest.fixture
+def run():
+    return RunResult(
+        fingerprint={"dsl": "4.8.1", "gpu": "no GPU"},
+        arch="sm_90a",
+        started="2026-01-01T00:00:00+00:00",
+        exit_status=1,
+        api_drift=[
+            {"capability": "benchmark", "used": "cutlass.testing.benchmark",
+             "preferred": "cutlass.testing.benchmark", "drifted": False},
+            {"capability": "make_rmem_tensor", "used": "cutlass.cute.make_fragment",
+             "preferred": "cutlass.cute.make_rmem_tensor", "drifted": True},
+            {"capability": "JitArguments", "used": None,
+             "preferred": "cutlass.testing.JitArguments", "drifted": True},
+        ],
+        cases=[
+            case("h::ok1", "passed"),
+            case("h::ok2", "passed"),
+            case("h::bad", "failed", message="AssertionError: widths differ\nsecond line"),
+            case("c::fp8", "xfailed", tier="compile", reason="fp8 cannot lower"),
+            case("c::xp", "xpassed", tier="compile"),
+            case("g::a", "skipped", tier="gpu", reason=NO_GPU),
+            case("g::b", "skipped", tier="gpu", reason=NO_GPU),
+            case("g::c", "error", tier="gpu", message="fixture exploded"),
+        ],
+    )
+
+
+def test_summary_tier_by_outcome_table(run):
+    """One row per tier, columns in the fixed outcome order, and a total row."""
+    lines = summary.render(run).splitlines()
+    assert "| tier | passed | failed | error | xfailed | xpassed | skipped |" in lines
+    start = lines.index("| tier | passed | failed | error | xfailed | xpassed | skipped |")
+    assert lines[start + 2 : start + 6] == [
+        "| compile | 0 | 0 | 0 | 1 | 1 | 0 |",
+        "| gpu | 0 | 0 | 1 | 0 | 0 | 2 |",
+        "| host | 2 | 1 | 0 | 0 | 0 | 0 |",
+        "| **all** | 2 | 1 | 1 | 1 | 1 | 2 |",
+    ]
+
+
+def test_summary_header_fingerprint_and_exit_status(run):
+    """The summary names the install, the arch and the exit status before anything else."""
+    text = summary.render(run)
+    for line in ("- dsl: `4.8.1`", "- gpu: `no GPU`", "- arch: `sm_90a`", "- exit status: `1`"):
+        assert line in text.splitlines()
+
+
+def test_summary_lists_failures_errors_and_xpasses_by_first_message_line(run):
+    """What needs a human: failed, error and unexpected passes, each with its message's first line."""
+    section = summary.render(run).split("## Failures\n\n", 1)[1].split("\n\n", 1)[0]
+    assert section.splitlines() == [
+        "- `h::bad`: AssertionError: widths differ",
+        "- `c::xp`: xpassed",
+        "- `g::c`: fixture exploded",
+    ]
+
+
+def test_summary_counts_skip_and_xfail_reasons(run):
+    """Skips are grouped by reason with counts, so one missing GPU reads as one line, not hundreds."""
+    text = summary.render(run)
+    assert f"| skipped | 2 | {NO_GPU} |" in text.splitlines()
+    assert "| xfailed | 1 | fp8 cannot lower |" in text.splitlines()
+
+
+def test_summary_lists_only_drifted_capabilities(run):
+    """A capability on its current spelling is not news; an old spelling or a missing one is."""
+    section = summary.render(run).split("## API drift\n\n", 1)[1]
+    assert section.splitlines() == [
+        "- `make_rmem_tensor`: uses `cutlass.cute.make_fragment` (current spelling `cutlass.cute.make_rmem_tensor`)",
+        "- `JitArguments`: uses `None` (current spelling `cutlass.testing.JitArguments`)",
+    ]
+
+
+def test_clean_run_has_no_optional_sections(run):
+    """Sections appear only when they have something to say."""
+    run.cases = [case("h::ok", "passed")]
+    run.api_drift = run.api_drift[:1]
+    text = summary.render(run)
+    assert "## Failures" not in text
+    assert "## Skips and expected failures" not in text
+    assert "## API drift" not in text
+
+
+def test_run_result_json_has_schema_and_counts(run):
+    """results.json is keyed by schema so readers can refuse a layout they don't know."""
+    data = run.to_json()
+    assert data["schema"] == SCHEMA
+    assert data["counts"] == {"passed": 2, "failed": 1, "xfailed": 1, "xpassed": 1, "skipped": 2, "error": 1}
+    assert data["cases"][0] == {"nodeid": "h::ok1", "outcome": "passed", "tier": "host",
+                                "duration_s": 0.1, "reason": "", "message": ""}
+    json.dumps(data)
+
+
+def report(when, outcome, **extra):
+    return SimpleNamespace(
+        when=when, outcome=outcome, passed=outcome == "passed", failed=outcome == "failed",
+        skipped=outcome == "skipped", **extra,
+    )
+
+
+@pytest.mark.parametrize(
+    ("phase", "expected"),
+    [
+        pytest.param(report("setup", "passed"), None, id="setup-passed-says-nothing"),
+        pytest.param(report("setup", "failed"), "error", id="setup-failed-is-error"),
+        pytest.param(report("setup", "skipped"), "skipped", id="setup-skipped"),
+        pytest.param(report("call", "passed"), "passed", id="call-passed"),
+        pytest.param(report("call", "failed"), "failed", id="call-failed"),
+        pytest.param(report("call", "skipped"), "skipped", id="call-skipped"),
+        pytest.param(report("call", "skipped", wasxfail="fp8"), "xfailed", id="call-xfailed"),
+        pytest.param(report("call", "passed", wasxfail="fp8"), "xpassed", id="call-xpassed"),
+        pytest.param(report("setup", "skipped", wasxfail="fp8"), "xfailed", id="setup-xfailed"),
+        pytest.param(report("teardown", "passed"), None, id="teardown-passed-says-nothing"),
+        pytest.param(report("teardown", "failed"), "error", id="teardown-failed-is-error"),
+    ],
+)
+def test_classify(phase, expected):
+    """Every phase report maps to the case outcome pytest's own summary would show."""
+    assert collector.classify(phase) == expected
+
+
+@pytest.mark.parametrize(
+    ("properties", "tier"),
+    [
+        pytest.param([("tier", "gpu")], "gpu", id="stamped-gpu"),
+        pytest.param([("other", 1), ("tier", "host")], "host", id="stamped-host"),
+        pytest.param([], "harness", id="unstamped-is-harness"),
+    ],
+)
+def test_tier_is_what_the_plugin_stamped(properties, tier):
+    """The tier comes from the item's markers (stamped at collection), never from folder names."""
+    assert collector._tier(SimpleNamespace(user_properties=properties)) == tier
