@@ -17,7 +17,7 @@ from fixtures import arch as arch_mod
 from fixtures import device, fault
 from reports import collector
 
-pytest_plugins = ["pytester"]  # the fault-isolation drill runs a pytest inside the gpu tier
+pytest_plugins = ["pytester"]  # the harness's own tests (tests/) drive this plugin through pytester
 
 DEVICE_TIERS = ("gpu", "bench")
 

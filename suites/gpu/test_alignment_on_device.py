@@ -1,6 +1,6 @@
 """What a false 16-byte alignment claim does at launch when the harness's own check is
-bypassed: DSL 4.8.1 refuses it while converting the arguments (an ``assert`` in its pointer
-type), before anything reaches the GPU. Recorded so a release that stops checking shows up."""
+bypassed: DSL 4.8.1 refuses it while converting the arguments, before anything reaches
+the GPU. Recorded so a release that stops checking shows up."""
 
 import pytest
 from cutlass.cute.runtime import from_dlpack
@@ -20,5 +20,5 @@ def test_dsl_refuses_a_false_alignment_claim_at_launch():
     aligned = tensors.place_operands(claiming, "cuda")
     compiled = compiler.compile_case(claiming, *(tensors.to_cute(claiming, aligned[n].view) for n in "abc"))
     operands = [from_dlpack(placed[n].view, assumed_align=16) for n in "abc"]
-    with pytest.raises(AssertionError, match="pointer must be 16 bytes aligned"):
+    with pytest.raises(RuntimeError, match="Tensor data pointer is not aligned to 16 bytes"):
         compiled.function(*operands, runner.current_stream())

@@ -7,6 +7,8 @@ error named and every other case must still pass; without xdist the rest fail fa
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
 HEALTHY = 6
+DRILL_TIMEOUT_S = 150
 
 DRILL = f'''
 import pytest
@@ -43,32 +46,41 @@ def test_healthy(case):
 
 
 @pytest.fixture
-def drill(pytester: pytest.Pytester) -> pytest.Pytester:
+def drill(tmp_path: Path) -> Path:
     for name in ("conftest.py", "tox.ini", "fixtures", "reports", "suites"):
-        os.symlink(ROOT / name, pytester.path / name)
-    pytester.makepyfile(test_drill=DRILL)
-    return pytester
+        os.symlink(ROOT / name, tmp_path / name)
+    (tmp_path / "test_drill.py").write_text(DRILL)
+    return tmp_path
 
 
-def _results(report_dir: Path) -> dict[str, dict]:
+def _run_drill(folder: Path, *args: str) -> tuple[str, dict[str, dict]]:
+    """Run the drill in a pytest of its own, with none of this run's pytest or harness state."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CUTE_HARNESS_"))}
+    report_dir = folder / "report"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:randomly", "--timeout", "60", "--report-dir", str(report_dir), *args],
+            cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DRILL_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the drill did not finish in {DRILL_TIMEOUT_S}s; its output:\n{(exc.stdout or b'')[-4000:]!r}")
+    assert (report_dir / "results.json").exists(), f"the drill wrote no report:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     cases = json.loads((report_dir / "results.json").read_text())["cases"]
-    return {c["nodeid"].split("::", 1)[1]: c for c in cases}
+    return proc.stdout, {c["nodeid"].split("::", 1)[1]: c for c in cases}
 
 
-def test_fault_fails_its_case_and_the_rest_still_run(drill: pytest.Pytester):
-    report_dir = drill.path / "report"
-    result = drill.runpytest_subprocess("-n", "2", "-p", "no:randomly", "--report-dir", str(report_dir))
-    cases = _results(report_dir)
+@pytest.mark.timeout(DRILL_TIMEOUT_S + 30)
+def test_fault_fails_its_case_and_the_rest_still_run(drill: Path):
+    stdout, cases = _run_drill(drill, "-n", "2")
     fault = cases.pop("test_deliberate_illegal_address")
     assert fault["outcome"] == "failed" and "illegal memory access" in fault["message"], fault
     assert [c["outcome"] for c in cases.values()] == ["passed"] * HEALTHY, cases
-    assert "replacing crashed worker" in result.stdout.str()
+    assert "replacing crashed worker" in stdout
 
 
-def test_without_xdist_the_rest_fail_fast_saying_why(drill: pytest.Pytester):
-    report_dir = drill.path / "report"
-    drill.runpytest_subprocess("-p", "no:xdist", "-p", "no:randomly", "--report-dir", str(report_dir))
-    cases = _results(report_dir)
+@pytest.mark.timeout(DRILL_TIMEOUT_S + 30)
+def test_without_xdist_the_rest_fail_fast_saying_why(drill: Path):
+    _, cases = _run_drill(drill, "-p", "no:xdist")
     fault = cases.pop("test_deliberate_illegal_address")
     assert fault["outcome"] == "failed" and "illegal memory access" in fault["message"], fault
     assert all(c["outcome"] == "failed" and "CUDA context poisoned by" in c["message"] for c in cases.values()), cases
