@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+import sys
 import tempfile
 
 import pytest
@@ -71,6 +72,12 @@ def pytest_configure(config: pytest.Config) -> None:
             importlib.import_module(module)
         except ImportError as exc:
             raise pytest.UsageError(f"--stage-module {module}: {exc}") from None
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    compiler = sys.modules.get("fixtures.compiler")  # only where something was compiled
+    if compiler is not None:
+        compiler.write_tally(collector.report_dir(session.config))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -7,7 +7,9 @@ results.json, summary.md and junit.xml describe the whole run once.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,8 @@ def configure(config: pytest.Config) -> None:
     os.environ[_ENV] = str(path)  # xdist workers inherit it and agree on one folder
     if hasattr(config, "workerinput"):
         return
+    for scratch in ("compiles", "faults"):  # per-process notes of this run only
+        shutil.rmtree(path / scratch, ignore_errors=True)
     if config.option.xmlpath is None:
         config.option.xmlpath = str(path / "junit.xml")
     config.pluginmanager.register(Recorder(config), "cute-harness-recorder")
@@ -46,7 +50,7 @@ def classify(report: pytest.TestReport) -> str | None:
     """The case's outcome from one of its phase reports, or None if this phase says nothing new."""
     if hasattr(report, "wasxfail"):
         return "xfailed" if report.skipped else "xpassed"
-    if report.when == "call":
+    if report.when not in ("setup", "teardown"):  # "call", or xdist's "???" for a crashed worker
         return report.outcome
     if report.failed:
         return "error"
@@ -74,6 +78,16 @@ def _message(report: pytest.TestReport) -> str:
 def _tier(report: pytest.TestReport) -> str:
     """The tier the plugin stamped on the item (its markers, not its folder's name)."""
     return dict(report.user_properties).get("tier", "harness")
+
+
+def _compile_tally(folder: Path) -> dict[str, int]:
+    """Compiles across every process of the run (xdist workers each keep their own cache)."""
+    total, signatures = 0, set()
+    for path in (folder / "compiles").glob("*.json"):
+        tally = json.loads(path.read_text())
+        total += tally["compiles"]
+        signatures.update(tally["signatures"])
+    return {"compiles": total, "distinct_signatures": len(signatures)}
 
 
 class Recorder:
@@ -117,6 +131,7 @@ class Recorder:
             self.nothing_ran = f"nothing ran: all {len(self._cases)} selected cases were skipped"
         self.run.finished = _now()
         self.run.exit_status = int(session.exitstatus)
+        self.run.compiles = _compile_tally(report_dir(self.config))
         self.run.cases = list(self._cases.values())
         out = report_dir(self.config)
         atomic.write_json(out / "results.json", self.run.to_json())

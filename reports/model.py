@@ -26,6 +26,7 @@ class RunResult:
     finished: str = ""
     exit_status: int | None = None
     api_drift: list[dict] = field(default_factory=list)
+    compiles: dict[str, int] = field(default_factory=dict)  # kernel compiles, and distinct signatures
     cases: list[CaseResult] = field(default_factory=list)
 
     def counts(self) -> Counter:

@@ -13,7 +13,13 @@ def render(run: RunResult) -> str:
     counts = run.counts()
     lines = ["# CuTe DSL conformance run", ""]
     lines += [f"- {k}: `{v}`" for k, v in run.fingerprint.items()]
-    lines += [f"- arch: `{run.arch}`", f"- exit status: `{run.exit_status}`", ""]
+    lines += [f"- arch: `{run.arch}`", f"- exit status: `{run.exit_status}`"]
+    if run.compiles:
+        lines.append(
+            f"- kernel compiles: `{run.compiles['compiles']}` for `{len(run.cases)}` cases "
+            f"(`{run.compiles['distinct_signatures']}` distinct signatures)"
+        )
+    lines.append("")
     lines += ["| tier | " + " | ".join(OUTCOMES) + " |", "|---" * (len(OUTCOMES) + 1) + "|"]
     by_tier: dict[str, Counter] = defaultdict(Counter)
     for case in run.cases:
