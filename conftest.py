@@ -106,12 +106,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture
-def compile_arch(request: pytest.FixtureRequest) -> str:
-    """The ``--arch`` this run compiles for."""
-    return request.config.harness_arch
-
-
-@pytest.fixture
 def host_jit() -> None:
     """Skip, with the probed reason, where host-side ``@cute.jit`` execution cannot work."""
     from fixtures.compat import host_jit_unavailable
@@ -149,5 +143,4 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_handlecrashitem(crashitem: str, report, sched) -> None:
     recorded = fault.recorded(collector.report_dir(sched.config), crashitem)
     if recorded:
-        error = recorded.splitlines()[0]
-        report.longrepr = f"{error}\n(the CUDA context was poisoned; its xdist worker was replaced)\n\n{recorded}"
+        report.longrepr = f"{recorded}\n(the CUDA context was poisoned; its xdist worker was replaced)"
