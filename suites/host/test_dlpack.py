@@ -176,7 +176,7 @@ def test_from_dlpack_attributes() -> None:
     """shape, stride, element_type and memspace of a converted CPU tensor, as the page lists."""
     y = from_dlpack(torch.randn(30, 20))
     assert (y.shape, y.stride, y.element_type, y.memspace) == (
-        (30, 20), (20, 1), cutlass.Float32, cutlass.AddressSpace.generic
+        (30, 20), (20, 1), cutlass.Float32, cute.AddressSpace.generic
     )  # fmt: skip
     assert str(y.memspace) == "generic"
 

@@ -27,24 +27,25 @@ def test_at_most_one_cuda_flavour_installed():
     flavours = [n for n in environment.dsl_libs_packages() if n.rsplit("-", 1)[1].startswith("cu")]
     assert len(flavours) <= 1, (
         f"{' and '.join(flavours)} are both installed and the DSL loads only "
-        f"{environment.loaded_dsl_flavour()}: uninstall the one you don't mean to use"
+        f"{environment.loaded_dsl_extension()}: uninstall the one you don't mean to use"
     )
 
 
-def test_loaded_flavour_is_the_installed_one():
+def test_loaded_build_is_the_installed_one():
     """The IR extension mapped into the process must be the installed libs package's build."""
-    loaded = environment.loaded_dsl_flavour()
+    loaded = environment.loaded_dsl_extension()
     assert loaded is not None, "no _cutlass_ir extension is mapped into the process: is cutlass importable?"
+    path, flavour = loaded
     installed = environment.dsl_libs_flavour()
-    if installed != "bundled":
-        assert loaded == installed, (
-            f"the DSL loaded its {loaded} build but nvidia-cutlass-dsl-libs-{installed} is what is "
-            f"installed: check CUTE_DSL_LIBS={os.environ.get('CUTE_DSL_LIBS')!r} and stale site-packages"
-        )
-    major = environment.dsl_cuda_version().split(".")[0]
-    assert loaded == f"cu{major}", (
-        f"the DSL reports CUDA {environment.dsl_cuda_version()} but loaded its {loaded} build"
+    if installed == "bundled":
+        assert flavour is None, f"no libs package is installed, yet the DSL loaded a {flavour} build from {path}"
+        return
+    assert flavour == installed, (
+        f"the DSL loaded {path} but nvidia-cutlass-dsl-libs-{installed} is what is installed: "
+        f"check CUTE_DSL_LIBS={os.environ.get('CUTE_DSL_LIBS')!r} and stale site-packages"
     )
+    major = environment.dsl_cuda_version().split(".")[0]
+    assert flavour == f"cu{major}", f"the DSL reports CUDA {environment.dsl_cuda_version()} but loaded its {flavour} build"
 
 
 @pytest.mark.gpu
