@@ -142,5 +142,6 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report, sched) -> None:
     recorded = fault.recorded(collector.report_dir(sched.config), crashitem)
-    if recorded:
+    if recorded:  # only GPU cases record faults
         report.longrepr = f"{recorded}\n(the CUDA context was poisoned; its xdist worker was replaced)"
+        report.user_properties = [("tier", "gpu")]

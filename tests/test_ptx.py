@@ -95,19 +95,17 @@ KERNEL = """
 
 
 def test_kernel_totals():
-    """A kernel body: counts per width, the widest access, bytes each way, and the description."""
+    """A kernel body: counts per width, bytes each way, and the description."""
     accesses = global_accesses(KERNEL)
     assert accesses.loads == Counter({16: 2, 2: 1})
     assert accesses.stores == Counter({16: 1, 2: 2})
-    assert accesses.widest() == 16
     assert accesses.bytes_loaded() == 34
     assert accesses.bytes_stored() == 20
     assert accesses.describe() == "loads [1x2B, 2x16B], stores [2x2B, 1x16B]"
 
 
 def test_empty_ptx():
-    """No accesses: widest is 0 and the description says none rather than being blank."""
+    """No accesses: nothing moved, and the description says none rather than being blank."""
     accesses = global_accesses(".version 8.5\n.target sm_90a\n")
-    assert accesses.widest() == 0
     assert accesses.bytes_loaded() == accesses.bytes_stored() == 0
     assert accesses.describe() == "loads [none], stores [none]"

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.gpu
 
 
 def test_deliberate_illegal_address():
-    stage = Stage("wild_write", _faulting_stage.wild_write, ADD, builtin=False)
+    stage = Stage("wild_write", _faulting_stage.wild_write, ADD)
     runner.run_case(matrix.Case(stage, DTYPES["fp16"], "align16", "static", (128, 2048), "drill"), seed=1)
 
 
