@@ -157,7 +157,7 @@ def test_k_selects_by_shape_family_and_op_keywords(project):
     )
     selected = {line.split("[", 1)[1].rstrip("]") for line in result.outlines if line.startswith("test_cases.py::")}
     expected = {c.id for c in matrix.cases("gpu") if c.family == "odd" and c.stage.op.name == "add"}
-    assert {c.split("-", 1)[0] for c in expected} == {"naive", "vectorized", "predicated"}
+    assert {c.split("-", 1)[0] for c in expected} == {"naive", "vectorized", "predicated", "tuned"}
     assert selected == expected
 
 
