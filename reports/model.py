@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/1"
+SCHEMA = "cute-dsl-harness/results/2"
+READABLE_SCHEMAS = ("cute-dsl-harness/results/1", SCHEMA)  # 2 only added optional fields
+SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
+REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
 
 
 @dataclass
@@ -16,6 +19,8 @@ class CaseResult:
     duration_s: float
     reason: str = ""
     message: str = ""
+    case: dict | None = None  # matrix cases: id, stage, dtype (and possibly more)
+    bandwidth: dict | None = None  # bench cases: the measurement, and its baseline verdict if any
 
 
 @dataclass
@@ -28,9 +33,58 @@ class RunResult:
     api_drift: list[dict] = field(default_factory=list)
     compiles: dict[str, int] = field(default_factory=dict)  # kernel compiles, and distinct signatures
     cases: list[CaseResult] = field(default_factory=list)
+    baseline: dict = field(default_factory=dict)  # {"path", "fingerprint"} if compared, else {"note"}
 
     def counts(self) -> Counter:
         return Counter(c.outcome for c in self.cases)
 
+    def bench_cases(self) -> list[CaseResult]:
+        """Cases with a bandwidth, in reading order: by size, then dtype, then stage (references last)."""
+        bench = [c for c in self.cases if c.bandwidth]
+        dtypes = _first_seen(c.bandwidth["dtype"] for c in bench)
+        stages = _first_seen(c.bandwidth["stage"] for c in bench)
+
+        def key(c: CaseResult):
+            b = c.bandwidth
+            size = SIZES.index(b["size"]) if b["size"] in SIZES else len(SIZES)
+            return size, b["size"], dtypes[b["dtype"]], b["stage"] in REFERENCE_STAGES, stages[b["stage"]]
+
+        return sorted(bench, key=key)
+
     def to_json(self) -> dict:
         return {"schema": SCHEMA, **asdict(self), "counts": dict(self.counts())}
+
+    @classmethod
+    def from_json(cls, data) -> RunResult:
+        """A run from results.json of any readable schema; ValueError says in one line why not."""
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+        schema = data.get("schema")
+        if schema not in READABLE_SCHEMAS:
+            raise ValueError(f"unknown schema {schema!r} (readable: {', '.join(READABLE_SCHEMAS)})")
+        run = _build(cls, data, "run")
+        cases = data.get("cases")
+        if not isinstance(cases, list):
+            raise ValueError("'cases' is missing or not a list")
+        run.cases = [_build(CaseResult, c, f"case {i}") for i, c in enumerate(cases)]
+        return run
+
+
+def _build(kind: type, data, where: str):
+    """One dataclass from its dict: required fields must be there, absent optional ones default."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    known = {f.name for f in fields(kind)}
+    required = [f.name for f in fields(kind) if f.default is MISSING and f.default_factory is MISSING]
+    missing = [name for name in required if name not in data]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}")
+    return kind(**{k: v for k, v in data.items() if k in known})
+
+
+def _first_seen(values) -> dict:
+    """Each distinct value's rank by first appearance: collection order is the matrix's order."""
+    ranks: dict = {}
+    for value in values:
+        ranks.setdefault(value, len(ranks))
+    return ranks

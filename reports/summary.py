@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
 
-from reports.model import RunResult
+from reports.model import CaseResult, RunResult
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
+BAD = ("failed", "error", "xpassed")  # what needs a human
 
 
-def render(run: RunResult) -> str:
+def render(run: RunResult, images: Sequence[Path] = ()) -> str:
+    """The summary; ``images`` (plots.write's files, in the report folder) are linked by name."""
     counts = run.counts()
     lines = ["# CuTe DSL conformance run", ""]
     lines += [f"- {k}: `{v}`" for k, v in run.fingerprint.items()]
@@ -27,7 +31,8 @@ def render(run: RunResult) -> str:
     for tier in sorted(by_tier):
         lines.append(f"| {tier} | " + " | ".join(str(by_tier[tier][o]) for o in OUTCOMES) + " |")
     lines.append("| **all** | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
-    failures = [c for c in run.cases if c.outcome in ("failed", "error", "xpassed")]
+    lines += _matrix(run.cases)
+    failures = [c for c in run.cases if c.outcome in BAD]
     if failures:
         lines += ["", "## Failures", ""]
         lines += [f"- `{c.nodeid}`: {c.message.splitlines()[0] if c.message else c.outcome}" for c in failures]
@@ -39,4 +44,77 @@ def render(run: RunResult) -> str:
     if drift:
         lines += ["", "## API drift", ""]
         lines += [f"- `{d['capability']}`: uses `{d['used']}` (current spelling `{d['preferred']}`)" for d in drift]
+    lines += _bandwidth(run, images)
     return "\n".join(lines) + "\n"
+
+
+def _matrix(cases: list[CaseResult]) -> list[str]:
+    """Stage x dtype over the matrix cases of every tier: where a release breaks, at a glance."""
+    cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for c in cases:
+        if c.case:
+            cells[c.case["stage"], c.case["dtype"]][c.outcome] += 1
+    if not cells:
+        return []
+    stages = list(dict.fromkeys(stage for stage, _ in cells))
+    dtypes = list(dict.fromkeys(dtype for _, dtype in cells))
+    lines = ["", "## Matrix (stage x dtype)", "", "| stage | " + " | ".join(dtypes) + " |",
+             "|---" * (len(dtypes) + 1) + "|"]
+    for stage in stages:
+        lines.append(f"| {stage} | " + " | ".join(_cell(cells.get((stage, d))) for d in dtypes) + " |")
+    return lines
+
+
+def _cell(counts: Counter | None) -> str:
+    """``❌ bad/total`` if anything needs a human, else what passed, xfailed and skipped."""
+    if not counts:
+        return ""
+    bad = sum(counts[o] for o in BAD)
+    if bad:
+        return f"❌ {bad}/{sum(counts.values())}"
+    parts = [("✅", "passed"), ("xfail", "xfailed"), ("skip", "skipped")]
+    return " · ".join(f"{label} {counts[o]}" for label, o in parts if counts[o])
+
+
+def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
+    bench = run.bench_cases()
+    if not bench:
+        return []
+    rows = [c.bandwidth for c in bench]
+    compared = any("verdict" in b for b in rows)
+    lines = ["", "## Bandwidth", "", _bandwidth_context(run, rows), ""]
+    header = ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "samples"]
+    if compared:
+        header += ["baseline GB/s", "delta %", "threshold %", "verdict"]
+    lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
+    for b in rows:
+        samples = f"{b['samples']} ({b['throttled']} throttled)" if b.get("throttled") else str(b["samples"])
+        cells = [b["stage"], b["dtype"], b["size"], "x".join(map(str, b["shape"])), f"{b['gbps']:.0f}",
+                 _number(b.get("pct_ceiling")), _number(b.get("pct_peak")), f"{100 * b['rel_noise']:.1f}", samples]
+        if compared:
+            verdict = b.get("verdict", "")
+            cells += [_number(b.get("baseline_gbps"), ".0f"), _number(b.get("delta_pct"), "+.1f"),
+                      _number(b.get("threshold_pct")), f"**{verdict}**" if verdict == "slower" else verdict]
+        lines.append("| " + " | ".join(cells) + " |")
+    if images:
+        lines += [""] + [f"![{Path(image).stem}]({Path(image).name})" for image in images]
+    return lines
+
+
+def _bandwidth_context(run: RunResult, rows: list[dict]) -> str:
+    """What the numbers are relative to: this session's copy ceiling, the spec sheet, the baseline."""
+    ceilings = sorted({b["ceiling_gbps"] for b in rows})
+    ceiling = f"{ceilings[0]:.0f}" if len(ceilings) == 1 else f"{ceilings[0]:.0f}-{ceilings[-1]:.0f}"
+    peaks = {b.get("spec_peak_gbps") for b in rows} - {None}
+    peak = " / ".join(f"{p:.0f} GB/s" for p in sorted(peaks)) if peaks else "unknown"
+    if "path" in run.baseline:
+        base = f"baseline `{run.baseline['path']}`"
+        dsl = run.baseline.get("fingerprint", {}).get("dsl")
+        base += f" (dsl {dsl})" if dsl else ""
+    else:
+        base = f"baseline: none ({run.baseline.get('note', 'not recorded')})"
+    return f"Ceiling (D2D copy, this session): **{ceiling} GB/s** · spec peak: {peak} · {base}"
+
+
+def _number(value: float | None, spec: str = ".1f") -> str:
+    return "–" if value is None else format(value, spec)

@@ -3,6 +3,7 @@
 import json
 import os
 import stat
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -155,8 +156,46 @@ def test_run_result_json_has_schema_and_counts(run):
     assert data["schema"] == SCHEMA
     assert data["counts"] == {"passed": 2, "failed": 1, "xfailed": 1, "xpassed": 1, "skipped": 2, "error": 1}
     assert data["cases"][0] == {"nodeid": "h::ok1", "outcome": "passed", "tier": "host",
-                                "duration_s": 0.1, "reason": "", "message": ""}
+                                "duration_s": 0.1, "reason": "", "message": "", "case": None, "bandwidth": None}
     json.dumps(data)
+
+
+def test_results_json_round_trips(run):
+    """What the collector writes, the comparison reads back unchanged."""
+    run.cases[0].bandwidth = {"gbps": 2900.0, "stage": "tuned", "dtype": "bf16", "size": "bandwidth"}
+    run.baseline = {"note": "--baseline not given"}
+    assert RunResult.from_json(json.loads(json.dumps(run.to_json()))) == run
+
+
+def test_schema_1_results_load_with_defaults(run):
+    """Reports written before bandwidth existed still load: the new fields take their defaults."""
+    data = run.to_json()
+    data["schema"] = "cute-dsl-harness/results/1"
+    del data["baseline"]
+    for c in data["cases"]:
+        del c["case"], c["bandwidth"]
+    loaded = RunResult.from_json(data)
+    assert loaded.baseline == {} and loaded.cases[0].bandwidth is None and loaded.cases == run.cases
+
+
+@pytest.mark.parametrize(
+    ("mangle", "reason"),
+    [
+        pytest.param(lambda d: [d], "expected a JSON object, got list", id="not-a-dict"),
+        pytest.param(lambda d: d | {"schema": "other/9"}, "unknown schema 'other/9'", id="wrong-schema"),
+        pytest.param(lambda d: {k: v for k, v in d.items() if k != "schema"}, "unknown schema None", id="no-schema"),
+        pytest.param(lambda d: {k: v for k, v in d.items() if k != "arch"}, "run: missing arch", id="no-arch"),
+        pytest.param(lambda d: {k: v for k, v in d.items() if k != "cases"}, "'cases' is missing", id="no-cases"),
+        pytest.param(lambda d: d | {"cases": [{"nodeid": "x"}]}, "case 0: missing outcome, tier, duration_s",
+                     id="case-missing-keys"),
+        pytest.param(lambda d: d | {"cases": ["x"]}, "case 0: expected a JSON object", id="case-not-a-dict"),
+    ],
+)
+def test_from_json_refuses_in_one_line(run, mangle, reason):
+    """A file that is not a readable results.json says why in one line, never a traceback deep inside."""
+    with pytest.raises(ValueError, match=reason) as refused:
+        RunResult.from_json(mangle(run.to_json()))
+    assert "\n" not in str(refused.value)
 
 
 def report(when, outcome, **extra):
@@ -188,13 +227,74 @@ def test_classify(phase, expected):
 
 
 @pytest.mark.parametrize(
-    ("properties", "tier"),
+    ("properties", "expected"),
     [
-        pytest.param([("tier", "gpu")], "gpu", id="stamped-gpu"),
-        pytest.param([("other", 1), ("tier", "host")], "host", id="stamped-host"),
-        pytest.param([], "harness", id="unstamped-is-harness"),
+        pytest.param([("tier", "gpu")], {"tier": "gpu", "case": None, "bandwidth": None}, id="stamped-gpu"),
+        pytest.param([("other", 1), ("tier", "host")], {"tier": "host", "case": None, "bandwidth": None},
+                     id="stamped-host"),
+        pytest.param([], {"tier": "harness", "case": None, "bandwidth": None}, id="unstamped-is-harness"),
+        pytest.param([("tier", "bench"), ("case", {"id": "x"}), ("bandwidth", {"gbps": 1.0})],
+                     {"tier": "bench", "case": {"id": "x"}, "bandwidth": {"gbps": 1.0}}, id="bench-case"),
     ],
 )
-def test_tier_is_what_the_plugin_stamped(properties, tier):
-    """The tier comes from the item's markers (stamped at collection), never from folder names."""
-    assert collector._tier(SimpleNamespace(user_properties=properties)) == tier
+def test_recorded_case_takes_what_the_plugin_stamped(properties, expected):
+    """Tier, matrix case and bandwidth come from the item's user properties, never from folder names."""
+    recorder = collector.Recorder.__new__(collector.Recorder)  # no fingerprint needed to record a case
+    recorder._cases = {}
+    phase = report("call", "passed", nodeid="n::1", duration=0.5, user_properties=properties)
+    recorder.pytest_runtest_logreport(phase)
+    recorded = recorder._cases["n::1"]
+    assert {"tier": recorded.tier, "case": recorded.case, "bandwidth": recorded.bandwidth} == expected
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def recorded(name: str) -> RunResult:
+    return RunResult.from_json(json.loads((DATA / name).read_text()))
+
+
+def section(text: str, title: str) -> list[str]:
+    return text.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0].splitlines()
+
+
+def test_summary_matrix_is_stage_by_dtype_over_every_tier():
+    """One cell per stage and dtype: all good shows the count, anything bad shows bad/total."""
+    lines = section(summary.render(recorded("run_481.json")), "Matrix (stage x dtype)")
+    assert lines[:4] == ["| stage | bf16 | fp32 | u8 |", "|---|---|---|---|",
+                         "| tv_remap | ✅ 4 | ✅ 3 |  |", "| tv | ✅ 1 |  |  |"]
+    assert "| predicated | ❌ 1/4 | ✅ 2 |  |" in lines
+    assert "| apply_mul_relu | ✅ 1 |  | xfail 1 |" in lines
+
+
+def test_summary_has_no_matrix_without_matrix_cases(run):
+    assert "## Matrix" not in summary.render(run)
+
+
+def test_summary_bandwidth_table_against_a_baseline():
+    """Rows by size, then dtype, then stage (references last); slower is bold; PNGs linked by name."""
+    text = summary.render(recorded("run_481.json"), [Path("/r/bandwidth.png"), Path("/r/pct_peak.png")])
+    lines = section(text, "Bandwidth")
+    assert lines[0] == ("Ceiling (D2D copy, this session): **3034 GB/s** · spec peak: 3352 GB/s · "
+                        "baseline `runs/453/results.json` (dsl 4.5.3)")
+    assert lines[2].startswith("| stage | dtype | size | shape | GB/s | % ceiling | % spec peak | noise % | samples "
+                               "| baseline GB/s | delta % | threshold % | verdict |")
+    rows = [line.split(" | ")[:3] for line in lines[4:15]]
+    assert [r[0].lstrip("| ") for r in rows[:5]] == ["tv_remap", "predicated", "tuned", "torch_add", "d2d_copy"]
+    assert [r[2] for r in rows] == ["bandwidth"] * 9 + ["launch"] * 2
+    assert ("| tv_remap | bf16 | bandwidth | 8192x8192 | 2141 | 70.6 | 63.9 | 0.6 | 50 | 2398 | -10.7 | 5.0 "
+            "| **slower** |") in lines
+    assert "| tuned | bf16 | bandwidth | 8192x8192 | 2902 | 95.6 | 86.6 | 0.6 | 50 | – | – | – | new |" in lines
+    assert any("| 50 (3 throttled) |" in line for line in lines)
+    assert lines[-2:] == ["![bandwidth](bandwidth.png)", "![pct_peak](pct_peak.png)"]
+
+
+def test_summary_bandwidth_without_baseline_says_why_and_drops_its_columns():
+    lines = section(summary.render(recorded("run_453.json")), "Bandwidth")
+    assert lines[0].endswith("· baseline: none (--baseline not given)")
+    assert lines[2] == "| stage | dtype | size | shape | GB/s | % ceiling | % spec peak | noise % | samples |"
+    assert not any(line.startswith("![") for line in lines)
+
+
+def test_summary_has_no_bandwidth_section_without_bench_cases(run):
+    assert "## Bandwidth" not in summary.render(run)

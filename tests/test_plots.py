@@ -1,0 +1,42 @@
+"""``bandwidth.png`` and ``pct_peak.png`` from recorded runs (CPU only, Agg backend)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reports import plots
+from reports.model import RunResult
+
+pytestmark = pytest.mark.harness
+
+DATA = Path(__file__).parent / "data"
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def recorded(name: str) -> RunResult:
+    return RunResult.from_json(json.loads((DATA / name).read_text()))
+
+
+@pytest.mark.parametrize("name", ["run_481.json", "run_453.json"])
+def test_writes_both_figures_and_nothing_else(tmp_path, name):
+    """Both PNGs, complete (renamed into place, no temporary file left behind)."""
+    written = plots.write(recorded(name), tmp_path)
+    assert written == [tmp_path / "bandwidth.png", tmp_path / "pct_peak.png"]
+    for path in written:
+        assert path.read_bytes().startswith(PNG) and path.stat().st_size > 10_000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bandwidth.png", "pct_peak.png"]
+
+
+def test_launch_size_only_has_no_percent_of_peak_figure(tmp_path):
+    """% of ceiling is about streaming; a run that measured only launch overhead gets one figure."""
+    run = recorded("run_481.json")
+    run.cases = [c for c in run.cases if not c.bandwidth or c.bandwidth["size"] == "launch"]
+    assert plots.write(run, tmp_path) == [tmp_path / "bandwidth.png"]
+
+
+def test_no_bandwidth_writes_nothing(tmp_path):
+    run = recorded("run_481.json")
+    run.cases = [c for c in run.cases if not c.bandwidth]
+    assert plots.write(run, tmp_path) == []
+    assert list(tmp_path.iterdir()) == []
