@@ -16,7 +16,7 @@ import pytest
 
 from fixtures import arch as arch_mod
 from fixtures import device, fault
-from reports import collector
+from reports import bench_plugin, collector
 
 pytest_plugins = ["pytester"]  # the harness's own tests (tests/) drive this plugin through pytester
 
@@ -48,6 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="where results.json, junit.xml and summary.md go (default: runs/<timestamp>)",
     )
+    bench_plugin.add_options(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -66,6 +67,10 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["CUTE_DSL_DUMP_DIR"] = config.harness_dump_dir
     os.environ["CUTE_DSL_ARCH"] = arch
     os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
+    from fixtures.environment import fingerprint
+
+    config.harness_bench_gate = bench_plugin.BenchGate(config, fingerprint().as_dict())
+    config.pluginmanager.register(config.harness_bench_gate, "cute-harness-bench-gate")
     collector.configure(config)
     for module in config.getoption("--stage-module"):
         try:
@@ -99,6 +104,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tier = next((t for t in collector.TIERS if item.get_closest_marker(t)), "harness")
         item.user_properties.append(("tier", tier))
         case = getattr(getattr(item, "callspec", None), "params", {}).get("case")
+        if hasattr(case, "stage"):
+            item.user_properties.append(("case", {"id": case.id, "stage": case.stage.name, "dtype": case.dtype.id}))
         for word in getattr(case, "keywords", ()):
             item.extra_keyword_matches.add(word)
         if skip_device and any(item.get_closest_marker(t) for t in DEVICE_TIERS):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import atomic, summary
+from reports import atomic, plots, summary
 from reports.model import CaseResult, RunResult
 
 TIERS = ("bench", "gpu", "compile", "host", "harness")  # a case marked with several counts as the first
@@ -75,11 +75,6 @@ def _message(report: pytest.TestReport) -> str:
     return crash.message if crash is not None else report.longreprtext[-2000:]
 
 
-def _tier(report: pytest.TestReport) -> str:
-    """The tier the plugin stamped on the item (its markers, not its folder's name)."""
-    return dict(report.user_properties).get("tier", "harness")
-
-
 def _compile_tally(folder: Path) -> dict[str, int]:
     """Compiles across every process of the run (xdist workers each keep their own cache)."""
     total, signatures = 0, set()
@@ -113,10 +108,13 @@ class Recorder:
         previous = self._cases.get(report.nodeid)
         if previous and previous.outcome in ("failed", "error"):
             return  # a teardown can't turn a failure back into a pass
+        properties = dict(report.user_properties)
         self._cases[report.nodeid] = CaseResult(
             nodeid=report.nodeid,
             outcome=outcome,
-            tier=_tier(report),
+            tier=properties.get("tier", "harness"),
+            case=properties.get("case"),
+            bandwidth=properties.get("bandwidth"),
             duration_s=round(report.duration, 4),
             reason=_reason(report),
             message=_message(report),
@@ -133,9 +131,11 @@ class Recorder:
         self.run.exit_status = int(session.exitstatus)
         self.run.compiles = _compile_tally(report_dir(self.config))
         self.run.cases = list(self._cases.values())
+        self.run.baseline = self.config.harness_bench_gate.info()
         out = report_dir(self.config)
+        images = plots.write(self.run, out)
         atomic.write_json(out / "results.json", self.run.to_json())
-        atomic.write_text(out / "summary.md", summary.render(self.run))
+        atomic.write_text(out / "summary.md", summary.render(self.run, images))
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:

@@ -1,0 +1,143 @@
+"""The bench tier's options and baseline handling, as a pytest plugin.
+
+``--bandwidth-baseline`` picks the baseline at start (a bad or foreign one stops the run in
+one line), each bench case asks ``judge`` for its verdict, and ``--bandwidth-save`` writes
+the run's pytest-benchmark JSON as this install's baseline at the end, atomically, and only
+when every bench case passed and the run was not interrupted: a failed or killed run leaves
+the previous baseline as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reports import baseline as baseline_mod
+from reports import gate
+
+
+def add_options(group) -> None:
+    group.addoption(
+        "--bandwidth-baseline",
+        default="auto",
+        metavar="auto|none|PATH",
+        help="baseline to judge bandwidth against (default auto: reports/baselines/<this install>.json if present)",
+    )
+    group.addoption(
+        "--bandwidth-save",
+        nargs="?",
+        const="auto",
+        default=None,
+        metavar="PATH",
+        help="save this run's bandwidth as a baseline (default path: reports/baselines/<this install>.json)",
+    )
+    group.addoption(
+        "--bandwidth-threshold",
+        action="append",
+        default=[],
+        metavar="CASE_GLOB=PCT",
+        help="a fixed slowdown threshold in percent for matching cases, instead of the noise-derived one (repeatable)",
+    )
+    group.addoption(
+        "--bandwidth-plant-slowdown",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="add FRACTION of each case's baseline time to its timed work (proves the gate catches a slowdown)",
+    )
+
+
+class BenchGate:
+    def __init__(self, config: pytest.Config, fingerprint: dict) -> None:
+        self.config = config
+        self.fingerprint = fingerprint
+        try:
+            self.overrides = [gate.parse_override(t) for t in config.getoption("--bandwidth-threshold")]
+            self.baseline, self.note = baseline_mod.select(config.getoption("--bandwidth-baseline"), fingerprint)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.plant_fraction = config.getoption("--bandwidth-plant-slowdown")
+        if self.plant_fraction is not None:
+            if not 0 < self.plant_fraction < 1:
+                raise pytest.UsageError(f"--bandwidth-plant-slowdown {self.plant_fraction}: expected a fraction in (0, 1)")
+            if self.baseline is None:
+                raise pytest.UsageError(f"--bandwidth-plant-slowdown needs a baseline to size the slowdown ({self.note})")
+        self.save_path, self._previous = self._save_target(config.getoption("--bandwidth-save"))
+        self._entries = self.baseline.entries if self.baseline else {}
+        self._bench_failed = 0
+        self._bench_ran = 0
+        self.saved_line = ""
+
+    def _save_target(self, choice: str | None) -> tuple[Path | None, baseline_mod.Baseline | None]:
+        """Where ``--bandwidth-save`` writes and the baseline it replaces; a file there that is
+        not this GPU's baseline is refused now, so it is never overwritten."""
+        if choice is None:
+            return None, None
+        path = baseline_mod.default_path(self.fingerprint) if choice == "auto" else Path(choice)
+        if not path.exists():
+            return path, None
+        try:
+            previous = baseline_mod.load(path)
+            baseline_mod.check_comparable(previous, self.fingerprint)
+        except baseline_mod.BaselineError as exc:
+            raise pytest.UsageError(f"--bandwidth-save: refusing to replace it: {exc}") from None
+        return path, previous
+
+    def entry(self, case: str) -> dict | None:
+        return self._entries.get(case)
+
+    def judge(self, figures: dict) -> dict:
+        case = figures["case"]
+        return gate.judge(figures, self.entry(case), gate.override_for(case, self.overrides))
+
+    def info(self) -> dict:
+        """What results.json records of the comparison."""
+        if self.baseline is None:
+            return {"note": self.note}
+        return {"path": str(self.baseline.path), "fingerprint": self.baseline.fingerprint}
+
+    @pytest.hookimpl
+    def pytest_benchmark_update_machine_info(self, config, machine_info: dict) -> None:
+        machine_info[baseline_mod.FINGERPRINT_KEY] = self.fingerprint
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if dict(report.user_properties).get("tier") != "bench" or report.when != "call":
+            return
+        self._bench_ran += not report.skipped
+        self._bench_failed += report.failed
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        path = self.save_path
+        if path is None or hasattr(self.config, "workerinput"):
+            return
+        bs = getattr(self.config, "_benchmarksession", None)
+        benchmarks = [b for b in (bs.benchmarks if bs else []) if b.extra_info.get("case")]
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            self.saved_line = f"baseline not saved: the run was interrupted ({path} unchanged)"
+        elif self._bench_failed:
+            self.saved_line = f"baseline not saved: {self._bench_failed} bench cases failed ({path} unchanged)"
+        elif not benchmarks:
+            self.saved_line = f"baseline not saved: no bench case was measured ({path} unchanged)"
+        else:
+            document = self.config.hook.pytest_benchmark_generate_json(
+                config=self.config,
+                benchmarks=benchmarks,
+                include_data=False,
+                machine_info=bs.get_machine_info(),
+                commit_info=self.config.hook.pytest_benchmark_generate_commit_info(config=self.config),
+            )
+            for bench in document["benchmarks"]:  # a matrix Case is kept by its id
+                bench["params"] = {k: getattr(v, "id", v) for k, v in (bench.get("params") or {}).items()}
+            baseline_mod.save(path, baseline_mod.merge(document, self.fingerprint, self._previous))
+            self.saved_line = f"baseline saved: {path} ({len(benchmarks)} cases measured)"
+
+    @pytest.hookimpl
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if self._bench_ran:
+            terminalreporter.write_line(f"bandwidth baseline: {self.note}")
+        if self.saved_line:
+            terminalreporter.write_line(self.saved_line)
+
