@@ -22,6 +22,7 @@ import torch
 from cutlass.cute.runtime import from_dlpack
 
 import _jit_examples as jx
+from fixtures import compat
 from fixtures.capture import stdout_fd
 
 pytestmark = pytest.mark.host
@@ -156,7 +157,7 @@ def _layout_of(tensor) -> str:
 def _traced(arg) -> str:
     """What ``print(src)`` shows inside a JIT function traced with ``arg`` (nothing executes)."""
     with stdout_fd() as out:
-        cute.compile(jx.show, arg)
+        compat.compile_traced(jx.show, arg)
     return out.text.strip()
 
 

@@ -19,6 +19,7 @@ import cutlass.cute as cute
 import pytest
 
 import _jit_examples as jx
+from fixtures import compat
 from fixtures.capture import stdout_fd
 
 pytestmark = pytest.mark.host
@@ -233,7 +234,7 @@ def _parse(text: str) -> Report:
 @functools.cache
 def _traced(example: str) -> Report:
     with stdout_fd() as out:
-        cute.compile(getattr(jx, example))
+        compat.compile_traced(getattr(jx, example))
     return _parse(out.text)
 
 
