@@ -17,7 +17,7 @@ import pytest
 from reports import atomic, plots, summary
 from reports.model import CaseResult, RunResult
 
-TIERS = ("bench", "gpu", "compile", "host", "harness")  # a case marked with several counts as the first
+TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 _ENV = "CUTE_HARNESS_REPORT_DIR"
 
 
@@ -85,6 +85,25 @@ def _compile_tally(folder: Path) -> dict[str, int]:
     return {"compiles": total, "distinct_signatures": len(signatures)}
 
 
+_DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
+def deprecation_finding(warning_message, nodeid: str) -> dict | None:
+    """A warning as a recorded finding when it is a deprecation of the DSL's: emitted from the
+    DSL's own files, naming it (``@deprecated`` shims warn from the caller's line), or the api
+    suite's ``Deprecated``; None for anything else (torch's, pytest's)."""
+    category = warning_message.category
+    if not (isinstance(category, type) and issubclass(category, _DEPRECATIONS)):
+        return None
+    message = str(warning_message.message)
+    filename = str(warning_message.filename)
+    ours = category.__name__ == "Deprecated" or "/cutlass/" in filename or "cutlass" in message or "cute." in message
+    if not ours:
+        return None
+    return {"category": category.__name__, "message": message, "where": f"{filename}:{warning_message.lineno}",
+            "first_case": nodeid}
+
+
 class Recorder:
     def __init__(self, config: pytest.Config) -> None:
         from fixtures.compat import drift_report
@@ -98,7 +117,15 @@ class Recorder:
             api_drift=[vars(r) | {"drifted": r.drifted} for r in drift_report()],
         )
         self._cases: dict[str, CaseResult] = {}
+        self._deprecations: dict[tuple[str, str], dict] = {}
         self.nothing_ran = ""
+
+    @pytest.hookimpl
+    def pytest_warning_recorded(self, warning_message, when: str, nodeid: str, location) -> None:
+        """Keep each DSL deprecation once, with the first case that met it (xdist forwards workers' warnings)."""
+        finding = deprecation_finding(warning_message, nodeid)
+        if finding:
+            self._deprecations.setdefault((finding["category"], finding["message"]), finding)
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -131,6 +158,7 @@ class Recorder:
         self.run.exit_status = int(session.exitstatus)
         self.run.compiles = _compile_tally(report_dir(self.config))
         self.run.cases = list(self._cases.values())
+        self.run.deprecations = list(self._deprecations.values())
         self.run.baseline = self.config.harness_bench_gate.info()
         out = report_dir(self.config)
         images = plots.write(self.run, out)

@@ -37,6 +37,7 @@ def render(a: RunResult, b: RunResult, name_a: str, name_b: str, threshold_pct: 
     lines += _fingerprint(a, b)
     lines += _outcomes(a, b)
     lines += _drift(a, b)
+    lines += _deprecations(a, b)
     lines += _bandwidth(a, b, threshold_pct)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -88,6 +89,18 @@ def _drift(a: RunResult, b: RunResult) -> list[str]:
         lines.append(f"| {cap} | {_spelling(old)} | {_spelling(new)} | "
                      f"`{new.get('preferred') or old.get('preferred')}` |")
     return lines + [""]
+
+
+def _deprecations(a: RunResult, b: RunResult) -> list[str]:
+    """Deprecations B warns about that A did not (what the newer install will break next), and
+    those A had that B no longer reports (gone: removed, or undeprecated)."""
+    before = {d["message"] for d in a.deprecations}
+    after = {d["message"] for d in b.deprecations}
+    lines = []
+    for title, messages in (("New deprecations in B", after - before), ("Deprecations only in A", before - after)):
+        if messages:
+            lines += [f"## {title} ({len(messages)})", ""] + _listed(sorted(messages))
+    return lines
 
 
 def _spelling(entry: dict) -> str:

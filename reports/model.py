@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/2"
-READABLE_SCHEMAS = ("cute-dsl-harness/results/1", SCHEMA)  # 2 only added optional fields
+SCHEMA = "cute-dsl-harness/results/3"
+READABLE_SCHEMAS = ("cute-dsl-harness/results/1", "cute-dsl-harness/results/2", SCHEMA)  # 2 and 3 only added optional fields
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
 
@@ -31,6 +31,7 @@ class RunResult:
     finished: str = ""
     exit_status: int | None = None
     api_drift: list[dict] = field(default_factory=list)
+    deprecations: list[dict] = field(default_factory=list)  # DSL deprecations seen: what breaks next release
     compiles: dict[str, int] = field(default_factory=dict)  # kernel compiles, and distinct signatures
     cases: list[CaseResult] = field(default_factory=list)
     baseline: dict = field(default_factory=dict)  # {"path", "fingerprint"} if compared, else {"note"}

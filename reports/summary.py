@@ -44,6 +44,9 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     if drift:
         lines += ["", "## API drift", ""]
         lines += [f"- `{d['capability']}`: uses `{d['used']}` (current spelling `{d['preferred']}`)" for d in drift]
+    if run.deprecations:
+        lines += ["", "## Deprecations (what breaks in a later release)", ""]
+        lines += [f"- {d['category']}: {d['message']} (first in `{d['first_case'] or 'collection'}`)" for d in run.deprecations]
     lines += _bandwidth(run, images)
     return "\n".join(lines) + "\n"
 
@@ -61,11 +64,11 @@ def _matrix(cases: list[CaseResult]) -> list[str]:
     lines = ["", "## Matrix (stage x dtype)", "", "| stage | " + " | ".join(dtypes) + " |",
              "|---" * (len(dtypes) + 1) + "|"]
     for stage in stages:
-        lines.append(f"| {stage} | " + " | ".join(_cell(cells.get((stage, d))) for d in dtypes) + " |")
+        lines.append(f"| {stage} | " + " | ".join(cell(cells.get((stage, d))) for d in dtypes) + " |")
     return lines
 
 
-def _cell(counts: Counter | None) -> str:
+def cell(counts: Counter | None) -> str:
     """``❌ bad/total`` if anything needs a human, else what passed, xfailed and skipped."""
     if not counts:
         return ""

@@ -177,11 +177,43 @@ def test_collect_only_exits_ok(project):
     assert not any(line.startswith("nothing ran") for line in result.outlines)
 
 
-def test_tox_cpu_env_selects_the_harness_tests():
-    """tox's cpu env says it runs the harness's own tests: its -m expression and the testpaths must reach them."""
+def test_tox_release_envs_select_every_cpu_tier():
+    """Each release env runs what a CPU machine can check of that release: host, compile, api and the harness's own tests."""
     tox = configparser.ConfigParser(interpolation=None)
     tox.read(ROOT / "tox.ini")
-    argv = shlex.split(tox["testenv:cpu"]["commands"])
+    (section,) = [name for name in tox.sections() if name.startswith("testenv:dsl")]
+    argv = shlex.split(tox[section]["commands"])
     expression = Expression.compile(argv[argv.index("-m") + 1])
-    assert expression.evaluate(lambda name, **kwargs: name == "harness")
+    for tier in ("host", "compile", "api", "harness"):
+        assert expression.evaluate(lambda name, **kwargs: name == tier), tier
+    assert not expression.evaluate(lambda name, **kwargs: name in ("gpu", "bench"))
     assert "tests" in tox["pytest"]["testpaths"].split()
+
+
+DEPRECATIONS_MODULE = """
+import warnings
+
+import pytest
+
+@pytest.mark.host
+def test_meets_a_dsl_deprecation():
+    warnings.warn("cute.make_fragment is deprecated, use cute.make_rmem_tensor", DeprecationWarning)
+
+@pytest.mark.host
+def test_meets_it_again_and_another_librarys():
+    warnings.warn("cute.make_fragment is deprecated, use cute.make_rmem_tensor", DeprecationWarning)
+    warnings.warn("numpy.thing is deprecated", DeprecationWarning)
+"""
+
+
+def test_dsl_deprecations_are_recorded_once_across_workers(project):
+    """Deprecation warnings are findings (what breaks next release), kept once each, from xdist workers too."""
+    project.makepyfile(test_deprecations=DEPRECATIONS_MODULE)
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_deprecations.py")
+    assert result.ret == pytest.ExitCode.OK
+    (finding,) = json.loads((out / "results.json").read_text())["deprecations"]
+    assert finding["category"] == "DeprecationWarning"
+    assert finding["message"] == "cute.make_fragment is deprecated, use cute.make_rmem_tensor"
+    assert finding["first_case"].startswith("test_deprecations.py::test_meets_")
+    assert "## Deprecations (what breaks in a later release)" in (out / "summary.md").read_text()
