@@ -1,4 +1,4 @@
-"""``python -m reports compare RUN_A RUN_B``: the reports' command line."""
+"""``python -m reports compare RUN_A RUN_B`` and ``python -m reports releases RUN...``: the reports' command line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import compare
+from reports import compare, releases
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -18,17 +18,28 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("run_b", type=Path, help="report folder (holding results.json) or a results.json")
     diff.add_argument("--threshold", type=float, default=5.0, metavar="PCT",
                       help="flag bandwidth changes larger than this many percent (default 5)")
+    table = commands.add_parser("releases", help="which DSL release passes what (markdown table on stdout)",
+                                description="One table from several runs: a row per DSL release, a column per tier.")
+    table.add_argument("runs", type=Path, nargs="+", help="report folders (holding results.json) or results.json files")
+    table.add_argument("--update", type=Path, metavar="FILE",
+                       help="also rewrite the table between the release-table markers in FILE (e.g. README.md)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # argparse exits 2 with usage on a bad command line
     try:
-        a, b = compare.load(args.run_a), compare.load(args.run_b)
-    except ValueError as error:
-        print(f"reports compare: {error}", file=sys.stderr)
+        if args.command == "compare":
+            a, b = compare.load(args.run_a), compare.load(args.run_b)
+            sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
+        else:
+            table = releases.render([compare.load(path) for path in args.runs])
+            if args.update:
+                releases.update(args.update, table)
+            sys.stdout.write(table)
+    except (OSError, ValueError) as error:
+        print(f"reports {args.command}: {error}", file=sys.stderr)
         return 2
-    sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
     return 0
 
 

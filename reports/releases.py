@@ -1,0 +1,55 @@
+"""Which DSL release passes what: one markdown table from several runs' results.json.
+
+Each run is one install (``tox -e dsl4.3`` ... ``dsl4.8`` on a CPU machine, the gpu tier on a
+GPU runner); runs of the same release merge into its row. A cell counts the tier's cases:
+``✅ passed`` plus expected failures and skips, or ``❌ bad/total`` when any case needs a human.
+``--update README.md`` rewrites the table between its two markers, so the README's table is
+always a product of runs, never typed by hand.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from reports import atomic
+from reports.model import RunResult
+from reports.summary import cell
+
+TIERS = ("host", "compile", "api", "gpu", "bench", "harness")
+START = "<!-- release-table:start (python -m reports releases RUN... --update README.md) -->"
+END = "<!-- release-table:end -->"
+
+
+def _release_key(release: str):
+    try:
+        return (0, Version(release))
+    except InvalidVersion:
+        return (1, release)
+
+
+def render(runs: list[RunResult]) -> str:
+    """The table: a row per release (oldest first), a column per tier any run exercised."""
+    cells: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    for run in runs:
+        row = cells[run.fingerprint.get("dsl", "?")]
+        for case in run.cases:
+            row[case.tier][case.outcome] += 1
+    tiers = [t for t in TIERS if any(t in row for row in cells.values())]
+    tiers += sorted({t for row in cells.values() for t in row} - set(TIERS))
+    lines = ["| DSL | " + " | ".join(tiers) + " |", "|---" * (len(tiers) + 1) + "|"]
+    for release in sorted(cells, key=_release_key):
+        lines.append(f"| {release} | " + " | ".join(cell(cells[release].get(t)) for t in tiers) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def update(document: Path, table: str) -> None:
+    """Replace what stands between the markers in ``document`` (atomically); ValueError without them."""
+    text = document.read_text(encoding="utf-8")
+    head, start, rest = text.partition(START)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        raise ValueError(f"{document}: no release table markers ({START} ... {END})")
+    atomic.write_text(document, f"{head}{START}\n{table}{END}{tail}")
