@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import compare, releases
+from reports import compare, release_table
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,9 +33,9 @@ def main(argv: list[str] | None = None) -> int:
             a, b = compare.load(args.run_a), compare.load(args.run_b)
             sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
         else:
-            table = releases.render([compare.load(path) for path in args.runs])
+            table = release_table.render([compare.load(path) for path in args.runs])
             if args.update:
-                releases.update(args.update, table)
+                release_table.update(args.update, table)
             sys.stdout.write(table)
     except (OSError, ValueError) as error:
         print(f"reports {args.command}: {error}", file=sys.stderr)

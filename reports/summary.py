@@ -43,7 +43,8 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     drift = [d for d in run.api_drift if d.get("used") != d.get("preferred")]
     if drift:
         lines += ["", "## API drift", ""]
-        lines += [f"- `{d['capability']}`: uses `{d['used']}` (current spelling `{d['preferred']}`)" for d in drift]
+        lines += [f"- `{d['capability']}`: " + (f"uses `{d['used']}`" if d["used"] else "absent in this release")
+                  + f" (current spelling `{d['preferred']}`)" for d in drift]
     if run.deprecations:
         lines += ["", "## Deprecations (what breaks in a later release)", ""]
         lines += [f"- {d['category']}: {d['message']} (first in `{d['first_case'] or 'collection'}`)" for d in run.deprecations]

@@ -66,3 +66,57 @@ def test_no_spelling_raises_naming_every_spelling(monkeypatch, capability):
     assert isinstance(raised.value, AttributeError)
     found = compat.resolution(capability)
     assert (found.used, found.drifted) == (None, True)
+
+
+class CudaDriverDependencyError(Exception):
+    """Named like the DSL's (4.3/4.4), which is all the classification looks at."""
+
+
+class ICE(Exception):
+    def __init__(self, cause):
+        super().__init__("ICE")
+        self.cause = cause  # the DSL's errors carry their cause here, not in __cause__
+
+
+@pytest.mark.parametrize(
+    ("error", "needed_a_driver"),
+    [
+        pytest.param(ICE(CudaDriverDependencyError("no libcuda")), True, id="first-compile-in-a-process"),
+        pytest.param(RuntimeError("Unknown function cutlass_show_Tensor"), True, id="later-compiles"),
+        pytest.param(RuntimeError("something else broke"), False, id="other-runtime-error"),
+        pytest.param(ICE(TypeError("incompatible function arguments")), False, id="a-real-compile-error"),
+        pytest.param(ValueError("Unknown function x"), False, id="not-a-runtime-error"),
+    ],
+)
+def test_only_the_jit_engine_failure_counts_as_needing_a_driver(error, needed_a_driver):
+    assert compat._jit_engine_needed_a_driver(error) is needed_a_driver
+
+
+def _raising(error):
+    class Compile:
+        def __getitem__(self, options):
+            return self
+
+        def __call__(self, *args):
+            raise error
+
+    return Compile()
+
+
+@pytest.mark.parametrize("driver_missing", [True, False], ids=["cpu-host", "gpu-host"])
+def test_compile_traced_returns_none_only_without_a_driver(monkeypatch, driver_missing):
+    """On a host with a driver the same failure is a real one and must surface."""
+    import cutlass.cute as cute
+
+    error = ICE(CudaDriverDependencyError("no libcuda"))
+    monkeypatch.setattr(cute, "compile", _raising(error))
+    monkeypatch.setattr(compat, "driver_missing", lambda: driver_missing)
+    if driver_missing:
+        assert compat.compile_traced(lambda: None) is None
+    else:
+        with pytest.raises(ICE):
+            compat.compile_traced(lambda: None)
+    monkeypatch.setattr(compat, "driver_missing", lambda: True)
+    with pytest.raises(ICE):
+        monkeypatch.setattr(cute, "compile", _raising(ICE(TypeError("bad"))))
+        compat.compile_traced(lambda: None)

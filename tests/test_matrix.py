@@ -5,8 +5,9 @@ from collections import defaultdict
 from itertools import permutations, product
 
 import pytest
+from packaging.version import Version
 
-from fixtures import compat, matrix
+from fixtures import access_model, compat, matrix, releases
 from fixtures.checks import ConformanceError
 from fixtures.dtypes import DTYPES
 from fixtures.matrix import ALIGNMENTS, ARITHMETIC_DTYPES, LAYOUTS, NON_ARITHMETIC_DTYPES, SHAPE_FAMILIES, Case
@@ -212,8 +213,64 @@ def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan
     assert limited
     for param in limited:
         (mark,) = param.marks
-        wrong_result = param.values[0].known_limitation(plan).wrong_result
+        fails_as = param.values[0].known_limitation(plan).fails_as
+        assert (mark.name, fails_as) != ("skip", "dsl_error")
+        if fails_as == "crash":
+            assert mark.name == "skip" and "test_known_crashes.py" in mark.kwargs["reason"]
+            continue
         assert mark.name == "xfail"
         assert mark.kwargs["strict"] is True
-        assert mark.kwargs["raises"] is (ConformanceError if wrong_result else compat.resolve("DSLBaseError"))
+        expected = {"wrong_result": ConformanceError, "dsl_error": compat.resolve("DSLBaseError"),
+                    "unproven_alignment": access_model.UnprovenAlignment, "type_error": TypeError}[fails_as]
+        assert mark.kwargs["raises"] is expected
     assert [p.id for p in params if p.marks and not p.values[0].known_limitation(plan)] == []
+
+
+def _with_release(monkeypatch, version: str) -> None:
+    monkeypatch.setattr(releases, "installed", lambda: Version(version))
+
+
+@pytest.mark.parametrize(
+    ("release", "case", "plan", "fails_as"),
+    [
+        pytest.param("4.3.5", make_case("tv_remap", layout="dynamic"), "compile", "crash", id="4.3-remap-dynamic-crashes"),
+        pytest.param("4.3.5", make_case("tuned", layout="compact"), "gpu", "crash", id="4.3-tuned-compact-crashes"),
+        pytest.param("4.3.5", make_case("predicated", layout="dynamic"), "gpu", "type_error", id="4.3-predicated-type-error"),
+        pytest.param("4.3.5", make_case("tv_remap", layout="static"), "compile", None, id="4.3-remap-static-fine"),
+        pytest.param("4.4.2", make_case("tv_remap", layout="dynamic"), "compile", "unproven_alignment",
+                     id="4.4-remap-dynamic-vectorizes-unproven-rows"),
+        pytest.param("4.4.2", make_case("tv_remap", layout="dynamic", align="natural"), "compile", None,
+                     id="4.4-natural-alignment-fine"),
+        pytest.param("4.4.2", make_case("vectorized", layout="dynamic"), "compile", None, id="4.4-single-row-stage-fine"),
+        pytest.param("4.4.2", make_case("tv", layout="dynamic"), "gpu", None, id="4.4-compile-only-defect"),
+        pytest.param("4.8.1", make_case("tv_remap", layout="dynamic"), "compile", None, id="4.8-fixed"),
+    ],
+)
+def test_release_limitations_cover_only_their_releases_and_cases(monkeypatch, release, case, plan, fails_as):
+    """A limitation found by the release matrix marks its releases' cases only: a release that
+    fixed it gets the plain check back."""
+    _with_release(monkeypatch, release)
+    limitation = case.known_limitation(plan)
+    assert (limitation.fails_as if limitation else None) == fails_as
+
+
+def test_aligned_rows_defect_predicts_vectors_where_the_pitch_is_unproven():
+    """The defect's rule aligns every row to the tile's height (16 bytes for the TV tiles, one
+    element for the single-row vectorized stage); the safe rule only where the pitch is proven
+    (here: an odd static pitch and a dynamic one are not)."""
+    strided, dynamic = make_case("tv", layout="strided"), make_case("tv", layout="dynamic")
+    for case in (strided, dynamic):
+        assert access_model.vector_operands(case) == frozenset()
+        assert set(access_model.access_widths(case, aligned_rows=True).values()) == {access_model.VECTOR_BYTES}
+        assert access_model.aligned_rows_change(case)
+    assert not access_model.aligned_rows_change(make_case("tv", layout="static"))
+    assert not access_model.aligned_rows_change(make_case("vectorized", layout="dynamic"))
+    # the tuned tile is 4 rows high: 4 fp16 elements, 8 bytes, is what the defect assumes there
+    assert access_model.access_widths(make_case("tuned", layout="dynamic"), aligned_rows=True) == {"a": 8, "b": 8, "c": 8}
+
+
+def test_predicated_static_shape_without_a_whole_tile_has_no_vectors():
+    """An i8 tile is 1024 wide: on a static 1003-wide shape only the element-wise boundary path exists."""
+    case = make_case("predicated", dtype="i8", shape=(1000, 1003), family="odd")
+    assert access_model.access_widths(case, aligned_rows=True) == {"a": 1, "b": 1, "c": 1}
+    assert access_model.vector_operands(make_case("predicated", dtype="fp16", layout="compact")) == frozenset("abc")

@@ -1,61 +1,29 @@
-"""``python -m reports releases``: the release table the README carries, built from recorded runs."""
-
-import json
-from pathlib import Path
+"""fixtures.releases: expectations keyed by the release that introduced them."""
 
 import pytest
+from packaging.version import Version
 
-from reports import __main__ as cli
-from reports import releases
-from reports.compare import load
+from fixtures import releases
 
 pytestmark = pytest.mark.harness
 
-DATA = Path(__file__).parent / "data"
-OLD, NEW = DATA / "run_453.json", DATA / "run_481.json"
+HISTORY = {"4.3": "0", "4.6": "generic"}
 
 
-def test_a_row_per_release_oldest_first_a_column_per_tier_exercised():
-    table = releases.render([load(NEW), load(OLD)]).splitlines()
-    assert table[0] == "| DSL | host | compile | gpu | bench |"
-    assert [row.split(" | ")[0] for row in table[2:]] == ["| 4.5.3", "| 4.8.1"]
-    assert table[2] == "| 4.5.3 | ✅ 3 · xfail 1 | ❌ 1/4 | ✅ 6 · xfail 1 | ✅ 9 |"
+@pytest.mark.parametrize(
+    ("release", "form"),
+    [("4.3.0", "0"), ("4.5.3", "0"), ("4.6.0", "generic"), ("4.8.1", "generic"), ("5.0", "generic")],
+)
+def test_the_newest_form_at_or_before_the_release_applies(release, form):
+    assert releases.by_release(HISTORY, Version(release)) == form
 
 
-def test_runs_of_one_release_merge_into_its_row(tmp_path):
-    """A CPU run (host, compile) and a GPU run of the same release fill one row together."""
-    data = json.loads(NEW.read_text())
-    gpu_only = {**data, "cases": [c for c in data["cases"] if c["tier"] == "gpu"]}
-    cpu_only = {**data, "cases": [c for c in data["cases"] if c["tier"] != "gpu"]}
-    paths = [tmp_path / "gpu.json", tmp_path / "cpu.json"]
-    for path, doc in zip(paths, (gpu_only, cpu_only)):
-        path.write_text(json.dumps(doc))
-    assert releases.render([load(p) for p in paths]) == releases.render([load(NEW)])
+def test_a_release_older_than_every_entry_is_an_error():
+    with pytest.raises(LookupError, match="4.2.1 predates"):
+        releases.by_release(HISTORY, Version("4.2.1"))
 
 
-def test_update_rewrites_only_between_the_markers(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# Title\n\nbefore\n{releases.START}\nold table\n{releases.END}\nafter\n")
-    releases.update(readme, "| DSL |\n")
-    assert readme.read_text() == f"# Title\n\nbefore\n{releases.START}\n| DSL |\n{releases.END}\nafter\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
-
-
-def test_command_updates_and_prints(tmp_path, capsys):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"{releases.START}\n{releases.END}\n")
-    assert cli.main(["releases", str(OLD), str(NEW), "--update", str(readme)]) == 0
-    table = capsys.readouterr().out
-    assert readme.read_text() == f"{releases.START}\n{table}{releases.END}\n"
-
-
-@pytest.mark.parametrize("bad", ["missing-run", "no-markers"])
-def test_bad_input_is_one_line_and_touches_nothing(tmp_path, capsys, bad):
-    readme = tmp_path / "README.md"
-    readme.write_text("no markers here\n")
-    run = tmp_path / "nope.json" if bad == "missing-run" else NEW
-    assert cli.main(["releases", str(run), "--update", str(readme)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("reports releases: ") and "\n" not in err
-    assert ("no such file" if bad == "missing-run" else "no release table markers") in err
-    assert readme.read_text() == "no markers here\n"
+def test_the_installed_release_is_used_by_default(monkeypatch):
+    monkeypatch.setattr(releases, "installed", lambda: Version("4.4.2"))
+    assert releases.by_release(HISTORY) == "0"
+    assert releases.matches("<4.6") and not releases.matches(">=4.6") and releases.matches("")

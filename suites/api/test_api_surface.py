@@ -43,6 +43,8 @@ def test_used_name_exists(use: api_surface.Use) -> None:
 def test_capability_resolves(capability: str) -> None:
     """Each capability the tutorials use resolves to one of its known spellings (an older one is drift)."""
     found = compat.resolution(capability)
+    if found.used is None and compat.CAPABILITIES[capability].optional:
+        return  # reported as drift (absent); the harness does without it
     tried = ", ".join(map(str, compat.CAPABILITIES[capability].spellings))
     assert found.used is not None, f"{capability}: none of {tried} exists in this install"
     _record_deprecation(found.used, compat.resolve(capability))

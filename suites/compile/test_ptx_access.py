@@ -13,9 +13,17 @@ pytestmark = pytest.mark.compile
 @pytest.mark.parametrize("case", case_params("compile"))
 def test_ptx_access_widths_and_bytes(case):
     accesses = compiler.compile_on_host(case).accesses
-    want = access_model.expected(case)
-    seen = f"{case.id}: expected {want.explain()}; PTX has {accesses.describe()}"
+    limitation = case.known_limitation("compile")
+    if limitation and limitation.fails_as == "unproven_alignment":
+        # a release with the aligned-rows defect: its PTX must be exactly what the defect
+        # predicts, and then the case fails as that defect (a strict xfail)
+        check_accesses(case, accesses, access_model.expected(case, aligned_rows=True))
+        raise access_model.UnprovenAlignment(f"{case.id}: PTX has {accesses.describe()}: {limitation.reason}")
+    check_accesses(case, accesses, access_model.expected(case))
 
+
+def check_accesses(case, accesses, want: access_model.Expected) -> None:
+    seen = f"{case.id}: expected {want.explain()}; PTX has {accesses.describe()}"
     loads, stores = set(accesses.loads), set(accesses.stores)
     if want.predicated:
         # the boundary path is element-wide; the full-tile path has the operands' widths

@@ -8,6 +8,7 @@ import torch
 from fixtures import matrix, runner
 from fixtures.dtypes import DTYPES
 from fixtures.matrix import Case
+from fixtures.params import case_param
 from fixtures.stages import STAGES
 
 pytestmark = pytest.mark.gpu
@@ -19,7 +20,7 @@ SHAPE = (256, 2048)
 
 def _cases(layout: str) -> list:
     return [
-        pytest.param(case, id=case.id)
+        case_param(case, "gpu")
         for case in (Case(stage, DTYPES["fp16"], "align16", layout, SHAPE, "graph") for stage in STAGES.values())
         if matrix.outside_domain(case) is None
     ]

@@ -10,6 +10,7 @@ import pytest
 from fixtures import compiler, matrix, runner
 from fixtures.dtypes import DTYPES
 from fixtures.matrix import Case
+from fixtures.params import limitation_marks
 from fixtures.stages import STAGES
 
 pytestmark = pytest.mark.gpu
@@ -19,16 +20,17 @@ ALIGNED = ((128, 2048), (256, 1024), (64, 4096), (1024, 2048))
 ANY = ALIGNED + tuple(s for family in ("odd", "unit", "tall", "wide") for s in matrix.SHAPE_FAMILIES[family])
 
 REUSE = [
-    (stage, layout, dtype, shapes)
+    pytest.param(
+        stage, layout, dtype, shapes, id=f"{stage}-{dtype}-align16-{layout}",
+        marks=limitation_marks(Case(STAGES[stage], DTYPES[dtype], "align16", layout, shapes[0], "reuse"), "gpu"),
+    )
     for stage, shapes in (("tv_remap", ALIGNED), ("apply_mul_relu", ALIGNED), ("predicated", ANY))
     for layout in ("dynamic", "compact")
     for dtype in ("fp16", "fp32")
 ]
 
 
-@pytest.mark.parametrize(
-    ("stage", "layout", "dtype", "shapes"), REUSE, ids=[f"{s}-{d}-align16-{lay}" for s, lay, d, _ in REUSE]
-)
+@pytest.mark.parametrize(("stage", "layout", "dtype", "shapes"), REUSE)
 def test_one_compile_serves_every_shape(stage, layout, dtype, shapes, request):
     cases = [Case(STAGES[stage], DTYPES[dtype], "align16", layout, shape, "reuse") for shape in shapes]
     signatures = {c.signature for c in cases}

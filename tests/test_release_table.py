@@ -1,0 +1,61 @@
+"""``python -m reports releases``: the release table the README carries, built from recorded runs."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reports import __main__ as cli
+from reports import release_table
+from reports.compare import load
+
+pytestmark = pytest.mark.harness
+
+DATA = Path(__file__).parent / "data"
+OLD, NEW = DATA / "run_453.json", DATA / "run_481.json"
+
+
+def test_a_row_per_release_oldest_first_a_column_per_tier_exercised():
+    table = release_table.render([load(NEW), load(OLD)]).splitlines()
+    assert table[0] == "| DSL | host | compile | gpu | bench |"
+    assert [row.split(" | ")[0] for row in table[2:]] == ["| 4.5.3", "| 4.8.1"]
+    assert table[2] == "| 4.5.3 | ✅ 3 · xfail 1 | ❌ 1/4 | ✅ 6 · xfail 1 | ✅ 9 |"
+
+
+def test_runs_of_one_release_merge_into_its_row(tmp_path):
+    """A CPU run (host, compile) and a GPU run of the same release fill one row together."""
+    data = json.loads(NEW.read_text())
+    gpu_only = {**data, "cases": [c for c in data["cases"] if c["tier"] == "gpu"]}
+    cpu_only = {**data, "cases": [c for c in data["cases"] if c["tier"] != "gpu"]}
+    paths = [tmp_path / "gpu.json", tmp_path / "cpu.json"]
+    for path, doc in zip(paths, (gpu_only, cpu_only)):
+        path.write_text(json.dumps(doc))
+    assert release_table.render([load(p) for p in paths]) == release_table.render([load(NEW)])
+
+
+def test_update_rewrites_only_between_the_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\nbefore\n{release_table.START}\nold table\n{release_table.END}\nafter\n")
+    release_table.update(readme, "| DSL |\n")
+    assert readme.read_text() == f"# Title\n\nbefore\n{release_table.START}\n| DSL |\n{release_table.END}\nafter\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["README.md"]
+
+
+def test_command_updates_and_prints(tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{release_table.START}\n{release_table.END}\n")
+    assert cli.main(["releases", str(OLD), str(NEW), "--update", str(readme)]) == 0
+    table = capsys.readouterr().out
+    assert readme.read_text() == f"{release_table.START}\n{table}{release_table.END}\n"
+
+
+@pytest.mark.parametrize("bad", ["missing-run", "no-markers"])
+def test_bad_input_is_one_line_and_touches_nothing(tmp_path, capsys, bad):
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers here\n")
+    run = tmp_path / "nope.json" if bad == "missing-run" else NEW
+    assert cli.main(["releases", str(run), "--update", str(readme)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("reports releases: ") and "\n" not in err
+    assert ("no such file" if bad == "missing-run" else "no release table markers") in err
+    assert readme.read_text() == "no markers here\n"
