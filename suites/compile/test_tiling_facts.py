@@ -9,6 +9,7 @@ import cutlass
 import cutlass.cute as cute
 import pytest
 
+from fixtures import compat
 from fixtures.capture import stdout_fd
 from fixtures.dtypes import DTYPES
 from fixtures.stages._tiling import tile_shape, tv_layout_text, tv_tiling
@@ -32,7 +33,7 @@ def prose_example():
 
 def _traced(fn, *args) -> dict[str, str]:
     with stdout_fd() as out:
-        cute.compile(fn, *args)
+        compat.compile_traced(fn, *args)
     return dict(line.split("=", 1) for line in out.lines if "=" in line)
 
 
