@@ -72,6 +72,10 @@ class CudaDriverDependencyError(Exception):
     """Named like the DSL's (4.3/4.4), which is all the classification looks at."""
 
 
+class DSLCudaRuntimeError(Exception):
+    """Named like the DSL's runtime error."""
+
+
 class ICE(Exception):
     def __init__(self, cause):
         super().__init__("ICE")
@@ -83,6 +87,8 @@ class ICE(Exception):
     [
         pytest.param(ICE(CudaDriverDependencyError("no libcuda")), True, id="first-compile-in-a-process"),
         pytest.param(RuntimeError("Unknown function cutlass_show_Tensor"), True, id="later-compiles"),
+        pytest.param(DSLCudaRuntimeError("cudaErrorInsufficientDriver (error code: 35)"), True, id="later-runs-4.4"),
+        pytest.param(DSLCudaRuntimeError("cudaErrorIllegalAddress (error code: 700)"), False, id="a-real-runtime-error"),
         pytest.param(RuntimeError("something else broke"), False, id="other-runtime-error"),
         pytest.param(ICE(TypeError("incompatible function arguments")), False, id="a-real-compile-error"),
         pytest.param(ValueError("Unknown function x"), False, id="not-a-runtime-error"),
