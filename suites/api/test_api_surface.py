@@ -26,7 +26,7 @@ def _known_spellings(name: str) -> list[str]:
     return [cap.name for cap in compat.CAPABILITIES.values() if name in map(str, cap.spellings)]
 
 
-@pytest.mark.parametrize("use", api_surface.uses(), ids=lambda u: u.id)
+@pytest.mark.parametrize("use", api_surface.uses(), ids=lambda u: u.name)
 def test_used_name_exists(use: api_surface.Use) -> None:
     """A name the harness spells directly must exist under that spelling in every release."""
     try:
