@@ -24,8 +24,8 @@ from cutlass.cute.runtime import from_dlpack
 
 import _jit_examples as jx
 from fixtures import compat
-from fixtures.releases import by_release
 from fixtures.capture import stdout_fd
+from fixtures.releases import by_release
 
 pytestmark = pytest.mark.host
 
