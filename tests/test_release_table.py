@@ -33,6 +33,18 @@ def test_runs_of_one_release_merge_into_its_row(tmp_path):
     assert release_table.render([load(p) for p in paths]) == release_table.render([load(NEW)])
 
 
+def test_a_cpu_runs_skipped_gpu_cases_give_way_to_the_gpu_run(tmp_path):
+    data = json.loads(NEW.read_text())
+    cpu = {**data, "cases": [{**c, "outcome": "skipped"} if c["tier"] == "gpu" else c for c in data["cases"]]}
+    gpu = {**data, "cases": [c for c in data["cases"] if c["tier"] == "gpu"]}
+    (tmp_path / "cpu.json").write_text(json.dumps(cpu))
+    (tmp_path / "gpu.json").write_text(json.dumps(gpu))
+    merged = release_table.render([load(tmp_path / "cpu.json"), load(tmp_path / "gpu.json")])
+    assert merged == release_table.render([load(NEW)])
+    only_cpu = release_table.render([load(tmp_path / "cpu.json")]).splitlines()[2]
+    assert "| skip 9 |" in only_cpu
+
+
 def test_update_rewrites_only_between_the_markers(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text(f"# Title\n\nbefore\n{release_table.START}\nold table\n{release_table.END}\nafter\n")
