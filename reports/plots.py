@@ -54,7 +54,8 @@ def write(run: RunResult, folder: Path) -> list[Path]:
 
 def _colours(rows: list[dict]) -> dict[str, str]:
     """One colour per stage, the same in both figures; reference rows in grey."""
-    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf",
+               "#393b79", "#637939", "#e7ba52", "#843c39"]
     stages = [s for s in dict.fromkeys(b["stage"] for b in rows) if s not in REFERENCE_STAGES]
     return {s: palette[i % len(palette)] for i, s in enumerate(stages)} | REFERENCE_COLOURS
 

@@ -87,14 +87,15 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
     rows = [c.bandwidth for c in bench]
     compared = any("verdict" in b for b in rows)
     lines = ["", "## Bandwidth", "", _bandwidth_context(run, rows), ""]
-    header = ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "samples"]
+    header = ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "placement spread %", "samples"]
     if compared:
         header += ["baseline GB/s", "delta %", "threshold %", "verdict"]
     lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for b in rows:
         samples = f"{b['samples']} ({b['throttled']} throttled)" if b.get("throttled") else str(b["samples"])
         cells = [b["stage"], b["dtype"], b["size"], "x".join(map(str, b["shape"])), f"{b['gbps']:.0f}",
-                 _number(b.get("pct_ceiling")), _number(b.get("pct_peak")), f"{100 * b['rel_noise']:.1f}", samples]
+                 _number(b.get("pct_ceiling")), _number(b.get("pct_peak")), f"{100 * b['rel_noise']:.1f}",
+                 _number(b.get("placement_spread_pct")), samples]
         if compared:
             verdict = b.get("verdict", "")
             cells += [_number(b.get("baseline_gbps"), ".0f"), _number(b.get("delta_pct"), "+.1f"),

@@ -277,14 +277,14 @@ def test_summary_bandwidth_table_against_a_baseline():
     lines = section(text, "Bandwidth")
     assert lines[0] == ("Ceiling (D2D copy, this session): **3034 GB/s** · spec peak: 3352 GB/s · "
                         "baseline `runs/453/results.json` (dsl 4.5.3)")
-    assert lines[2].startswith("| stage | dtype | size | shape | GB/s | % ceiling | % spec peak | noise % | samples "
-                               "| baseline GB/s | delta % | threshold % | verdict |")
+    assert lines[2].startswith("| stage | dtype | size | shape | GB/s | % ceiling | % spec peak | noise % "
+                               "| placement spread % | samples | baseline GB/s | delta % | threshold % | verdict |")
     rows = [line.split(" | ")[:3] for line in lines[4:15]]
     assert [r[0].lstrip("| ") for r in rows[:5]] == ["tv_remap", "predicated", "tuned", "torch_add", "d2d_copy"]
     assert [r[2] for r in rows] == ["bandwidth"] * 9 + ["launch"] * 2
-    assert ("| tv_remap | bf16 | bandwidth | 8192x8192 | 2141 | 70.6 | 63.9 | 0.6 | 50 | 2398 | -10.7 | 5.0 "
+    assert ("| tv_remap | bf16 | bandwidth | 8192x8192 | 2141 | 70.6 | 63.9 | 0.6 | 14.1 | 50 | 2398 | -10.7 | 5.0 "
             "| **slower** |") in lines
-    assert "| tuned | bf16 | bandwidth | 8192x8192 | 2902 | 95.6 | 86.6 | 0.6 | 50 | – | – | – | new |" in lines
+    assert "| tuned | bf16 | bandwidth | 8192x8192 | 2902 | 95.6 | 86.6 | 0.6 | – | 50 | – | – | – | new |" in lines
     assert any("| 50 (3 throttled) |" in line for line in lines)
     assert lines[-2:] == ["![bandwidth](bandwidth.png)", "![pct_peak](pct_peak.png)"]
 
@@ -292,7 +292,7 @@ def test_summary_bandwidth_table_against_a_baseline():
 def test_summary_bandwidth_without_baseline_says_why_and_drops_its_columns():
     lines = section(summary.render(recorded("run_453.json")), "Bandwidth")
     assert lines[0].endswith("· baseline: none (--baseline not given)")
-    assert lines[2] == "| stage | dtype | size | shape | GB/s | % ceiling | % spec peak | noise % | samples |"
+    assert lines[2] == "| stage | dtype | size | shape | GB/s | % ceiling | % spec peak | noise % | placement spread % | samples |"
     assert not any(line.startswith("![") for line in lines)
 
 
