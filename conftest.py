@@ -82,10 +82,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     compiler = sys.modules.get("fixtures.compiler")  # only where something was compiled
     if compiler is not None:
-        compiler.write_tally(collector.report_dir(session.config))
+        compiler.write_tally(collector.notes_dir(session.config))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    collector.unconfigure(config)
     dump_dir = getattr(config, "harness_dump_dir", None)
     if dump_dir:
         shutil.rmtree(dump_dir, ignore_errors=True)
@@ -134,7 +135,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if hasattr(item.config, "workerinput"):
         # exit before this report is sent: xdist reports the case as crashed (with the error
         # recorded here) and replaces the worker, so every other case still runs
-        fault.record(collector.report_dir(item.config), item.nodeid, error, report.longreprtext[-4000:])
+        fault.record(collector.notes_dir(item.config), item.nodeid, error, report.longreprtext[-4000:])
         os._exit(3)
     item.config.harness_poisoned = (item.nodeid, error)
 
@@ -148,7 +149,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_handlecrashitem(crashitem: str, report, sched) -> None:
-    recorded = fault.recorded(collector.report_dir(sched.config), crashitem)
+    recorded = fault.recorded(collector.notes_dir(sched.config), crashitem)
     if recorded:  # only GPU cases record faults
         report.longrepr = f"{recorded}\n(the CUDA context was poisoned; its xdist worker was replaced)"
         report.user_properties = [("tier", "gpu")]

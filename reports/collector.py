@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from reports.model import CaseResult, RunResult
 
 TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 _ENV = "CUTE_HARNESS_REPORT_DIR"
+_NOTES_ENV = "CUTE_HARNESS_NOTES_DIR"
 
 
 def _now() -> str:
@@ -27,6 +29,18 @@ def _now() -> str:
 
 def report_dir(config: pytest.Config) -> Path:
     return config.harness_report_dir
+
+
+def notes_dir(config: pytest.Config) -> Path:
+    """Per-process notes of this run (compile tallies, recorded kernel faults), shared with xdist
+    workers and gone after the run.
+
+    They stay out of the report folder until the end: a replacement worker parses the run's
+    command line again, and once ``--report-dir /abs/path`` exists, pytest's first pass (which
+    does not know the harness's options yet) takes it for a test path and moves the rootdir
+    there, away from this conftest.
+    """
+    return config.harness_notes_dir
 
 
 def configure(config: pytest.Config) -> None:
@@ -38,12 +52,20 @@ def configure(config: pytest.Config) -> None:
     config.harness_report_dir = path
     os.environ[_ENV] = str(path)  # xdist workers inherit it and agree on one folder
     if hasattr(config, "workerinput"):
+        config.harness_notes_dir = Path(os.environ[_NOTES_ENV])
         return
-    for scratch in ("compiles", "faults"):  # per-process notes of this run only
-        shutil.rmtree(path / scratch, ignore_errors=True)
+    config.harness_notes_dir = Path(tempfile.mkdtemp(prefix="cute-harness-notes-"))
+    os.environ[_NOTES_ENV] = str(config.harness_notes_dir)
     if config.option.xmlpath is None:
         config.option.xmlpath = str(path / "junit.xml")
     config.pluginmanager.register(Recorder(config), "cute-harness-recorder")
+
+
+def unconfigure(config: pytest.Config) -> None:
+    """The controller removes the run's notes once the reports are written."""
+    notes = getattr(config, "harness_notes_dir", None)
+    if notes is not None and not hasattr(config, "workerinput"):
+        shutil.rmtree(notes, ignore_errors=True)
 
 
 def classify(report: pytest.TestReport) -> str | None:
@@ -156,7 +178,7 @@ class Recorder:
             self.nothing_ran = f"nothing ran: all {len(self._cases)} selected cases were skipped"
         self.run.finished = _now()
         self.run.exit_status = int(session.exitstatus)
-        self.run.compiles = _compile_tally(report_dir(self.config))
+        self.run.compiles = _compile_tally(notes_dir(self.config))
         self.run.cases = list(self._cases.values())
         self.run.deprecations = list(self._deprecations.values())
         self.run.baseline = self.config.harness_bench_gate.info()

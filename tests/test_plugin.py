@@ -58,6 +58,7 @@ def project(pytester, monkeypatch):
     The outer run exports its report folder for xdist workers; a nested run must not inherit it.
     """
     monkeypatch.delenv("CUTE_HARNESS_REPORT_DIR", raising=False)
+    monkeypatch.delenv("CUTE_HARNESS_NOTES_DIR", raising=False)
     for name in ("conftest.py", "tox.ini"):
         shutil.copy(ROOT / name, pytester.path / name)
     for name in ("fixtures", "reports"):
@@ -147,6 +148,47 @@ def test_xdist_run_reports_every_case_once(project):
     assert sorted(c["nodeid"] for c in data["cases"]) == sorted(
         f"test_tiers.py::{name}" for name in ("test_on_host", "test_fails", "test_on_gpu", "test_limitation")
     )
+
+
+CRASHING_MODULE = """
+import os
+import pytest
+from fixtures import fault
+from reports import collector
+
+@pytest.mark.host
+@pytest.mark.parametrize("n", range(3))
+def test_before(n):
+    pass
+
+@pytest.mark.host
+def test_faults_its_worker(request):
+    fault.record(collector.notes_dir(request.config), request.node.nodeid, "CUDA error: misaligned address", "")
+    os._exit(3)
+
+@pytest.mark.host
+@pytest.mark.parametrize("n", range(3))
+def test_after(n):
+    pass
+"""
+
+
+def test_a_replaced_worker_runs_the_rest_with_an_absolute_report_dir(project, tmp_path_factory):
+    """What a GPU runner does: ``-m gpu --report-dir /abs/path``, no test path, a kernel fault.
+
+    The replacement worker parses the command line again before it knows the harness's options;
+    had the fault record created the report folder, it would take that path for a test path,
+    lose the conftest and die, and so would every replacement after it (seen on an H100).
+    """
+    project.makepyfile(test_crashing=CRASHING_MODULE)
+    out = tmp_path_factory.mktemp("outside") / "reports"
+    result = project.runpytest_subprocess("-p", "xdist", "-n", "1", "--report-dir", str(out), "-k", "before or faults or after")
+    assert "unrecognized arguments" not in result.stdout.str() + result.stderr.str()
+    data = json.loads((out / "results.json").read_text())
+    outcomes = {c["nodeid"].split("::")[1]: c["outcome"] for c in data["cases"] if "crashing" in c["nodeid"]}
+    assert outcomes == {**{f"test_before[{n}]": "passed" for n in range(3)}, "test_faults_its_worker": "failed",
+                        **{f"test_after[{n}]": "passed" for n in range(3)}}
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "results.json", "summary.md"]
 
 
 def test_k_selects_by_shape_family_and_op_keywords(project):
