@@ -3,6 +3,7 @@
 import re
 from collections import defaultdict
 from itertools import permutations, product
+from pathlib import Path
 
 import pytest
 from packaging.version import Version
@@ -12,6 +13,8 @@ from fixtures.checks import ConformanceError
 from fixtures.dtypes import DTYPES
 from fixtures.matrix import ALIGNMENTS, ARITHMETIC_DTYPES, LAYOUTS, NON_ARITHMETIC_DTYPES, SHAPE_FAMILIES, Case
 from fixtures.params import case_params
+
+DATA = Path(__file__).parent / "data"
 from fixtures.stages import STAGES
 
 pytestmark = pytest.mark.harness
@@ -219,6 +222,9 @@ def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan
         if fails_as == "crash":
             assert mark.name == "skip" and "test_known_crashes.py" in mark.kwargs["reason"]
             continue
+        if fails_as == "misaligned_address":
+            assert mark.name == "skip" and "test_known_faults.py" in mark.kwargs["reason"]
+            continue
         assert mark.name == "xfail"
         assert mark.kwargs["strict"] is True
         expected = {"wrong_result": ConformanceError, "dsl_error": compat.resolve("DSLBaseError"),
@@ -245,6 +251,10 @@ def _with_release(monkeypatch, version: str) -> None:
         pytest.param("4.4.2", make_case("vectorized", layout="dynamic"), "compile", None, id="4.4-single-row-stage-fine"),
         pytest.param("4.4.2", make_case("tv", layout="dynamic"), "gpu", None, id="4.4-compile-only-defect"),
         pytest.param("4.8.1", make_case("tv_remap", layout="dynamic"), "compile", None, id="4.8-fixed"),
+        pytest.param("4.5.3", make_case("tv", layout="strided"), "gpu", "misaligned_address", id="4.5-odd-pitch-faults"),
+        pytest.param("4.5.3", make_case("tv", layout="strided", dtype="fp16"), "bench", "misaligned_address",
+                     id="4.5-odd-pitch-faults-in-bench-too"),
+        pytest.param("4.6.3", make_case("tv", layout="strided"), "gpu", None, id="4.6-odd-pitch-fixed"),
     ],
 )
 def test_release_limitations_cover_only_their_releases_and_cases(monkeypatch, release, case, plan, fails_as):
@@ -253,6 +263,16 @@ def test_release_limitations_cover_only_their_releases_and_cases(monkeypatch, re
     _with_release(monkeypatch, release)
     limitation = case.known_limitation(plan)
     assert (limitation.fails_as if limitation else None) == fails_as
+
+
+def test_aligned_rows_faults_match_the_h100_run_of_4_5_3(monkeypatch):
+    """The fault limitation covers exactly the gpu cases that faulted on an H100 with 4.5.3:
+    fewer would crash workers, more would skip cases that conform."""
+    _with_release(monkeypatch, "4.5.3")
+    recorded = (DATA / "h100_dsl4.5.3_misaligned_address.txt").read_text().split("\n")
+    faulted = {line for line in recorded if line and not line.startswith("#")}
+    covered = {c.id for c in matrix.cases("gpu") if (lim := c.known_limitation("gpu")) and lim.fails_as == "misaligned_address"}
+    assert covered == faulted
 
 
 def test_aligned_rows_defect_predicts_vectors_where_the_pitch_is_unproven():

@@ -10,7 +10,7 @@ import pytest
 from fixtures import compiler, matrix, runner
 from fixtures.dtypes import DTYPES
 from fixtures.matrix import Case
-from fixtures.params import limitation_marks
+from fixtures.params import sequence_marks
 from fixtures.stages import STAGES
 
 pytestmark = pytest.mark.gpu
@@ -22,7 +22,7 @@ ANY = ALIGNED + tuple(s for family in ("odd", "unit", "tall", "wide") for s in m
 REUSE = [
     pytest.param(
         stage, layout, dtype, shapes, id=f"{stage}-{dtype}-align16-{layout}",
-        marks=limitation_marks(Case(STAGES[stage], DTYPES[dtype], "align16", layout, shapes[0], "reuse"), "gpu"),
+        marks=sequence_marks([Case(STAGES[stage], DTYPES[dtype], "align16", layout, s, "reuse") for s in shapes], "gpu"),
     )
     for stage, shapes in (("tv_remap", ALIGNED), ("apply_mul_relu", ALIGNED), ("predicated", ANY))
     for layout in ("dynamic", "compact")
