@@ -139,8 +139,19 @@ class Recorder:
             api_drift=[vars(r) | {"drifted": r.drifted} for r in drift_report()],
         )
         self._cases: dict[str, CaseResult] = {}
+        self._collected: dict[str, int] = {}  # nodeid -> position in collection order
         self._deprecations: dict[tuple[str, str], dict] = {}
         self.nothing_ran = ""
+
+    @pytest.hookimpl
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._collected = {item.nodeid: i for i, item in enumerate(session.items)}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing; every worker reports the same order."""
+        if not self._collected:
+            self._collected = {nodeid: i for i, nodeid in enumerate(ids)}
 
     @pytest.hookimpl
     def pytest_warning_recorded(self, warning_message, when: str, nodeid: str, location) -> None:
@@ -179,7 +190,8 @@ class Recorder:
         self.run.finished = _now()
         self.run.exit_status = int(session.exitstatus)
         self.run.compiles = _compile_tally(notes_dir(self.config))
-        self.run.cases = list(self._cases.values())
+        # collection order (the matrix's), not arrival order, which xdist shuffles
+        self.run.cases = sorted(self._cases.values(), key=lambda c: self._collected.get(c.nodeid, len(self._collected)))
         self.run.deprecations = list(self._deprecations.values())
         self.run.baseline = self.config.harness_bench_gate.info()
         out = report_dir(self.config)
