@@ -6,17 +6,14 @@ pytest's hooks.
 
 from __future__ import annotations
 
-import importlib
 import os
-import shutil
 import sys
-import tempfile
 
 import pytest
 
 from fixtures import arch as arch_mod
-from fixtures import device, fault
-from reports import bench_plugin, collector
+from fixtures import device, fault, startup
+from reports import bench_phase, bench_plugin, collector
 
 pytest_plugins = ["pytester"]  # the harness's own tests (tests/) drive this plugin through pytester
 
@@ -49,34 +46,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where results.json, junit.xml and summary.md go (default: runs/<timestamp>)",
     )
     bench_plugin.add_options(group)
+    bench_phase.add_options(group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    requested = config.getoption("--arch")
+    """Check every option and input file first (the cheap ones before torch and the DSL load),
+    then set the run up; anything wrong is one line and exit 4, before any case runs."""
+    worker = hasattr(config, "workerinput")  # an xdist worker: its controller checked everything
     try:
+        requested = config.getoption("--arch")
+        if requested:
+            arch_mod.validate(requested)
+        bench_options = bench_plugin.parse_options(config)
+        report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
+        if config.getoption("--require-gpu") and device.gpu_unavailable():
+            raise ValueError(f"--require-gpu: {device.gpu_unavailable()}")
         arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    if config.getoption("--require-gpu") and device.gpu_unavailable():
-        raise pytest.UsageError(f"--require-gpu: {device.gpu_unavailable()}")
-    config.harness_arch = arch
-    # The DSL reads these when it is first imported, which happens at collection. Its dumped
-    # PTX (which .artifacts.PTX is read back from) is named after the function alone, so two
-    # processes sharing a dump folder read each other's kernels: each process gets its own.
-    config.harness_dump_dir = tempfile.mkdtemp(prefix="cute-dsl-dump-")
-    os.environ["CUTE_DSL_DUMP_DIR"] = config.harness_dump_dir
-    os.environ["CUTE_DSL_ARCH"] = arch
-    os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
-    from fixtures.environment import fingerprint
+        scratch = collector.scratch_dir(config)
+        # The DSL reads these when it is first imported. Its dumped PTX (which .artifacts.PTX is
+        # read back from) is named after the function alone, so each process gets its own folder.
+        dump_dir = scratch / "dsl-dumps" / str(os.getpid())
+        dump_dir.mkdir(parents=True, exist_ok=True)
+        os.environ["CUTE_DSL_DUMP_DIR"] = str(dump_dir)
+        os.environ["CUTE_DSL_ARCH"] = arch
+        os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
+        from fixtures.environment import fingerprint
 
-    config.harness_bench_gate = bench_plugin.BenchGate(config, fingerprint().as_dict())
+        config.harness_arch = arch
+        config.harness_bench_gate = bench_plugin.BenchGate(config, bench_options, fingerprint().as_dict())
+        registered = startup.load_stage_modules(config.getoption("--stage-module"))
+        if not worker:
+            startup.compile_registered(registered)
+    except ValueError as exc:
+        collector.unconfigure(config)
+        raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(config.harness_bench_gate, "cute-harness-bench-gate")
-    collector.configure(config)
-    for module in config.getoption("--stage-module"):
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise pytest.UsageError(f"--stage-module {module}: {exc}") from None
+    collector.configure(config, report_dir)
+    bench_phase.register(config)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -87,15 +93,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     collector.unconfigure(config)
-    dump_dir = getattr(config, "harness_dump_dir", None)
-    if dump_dir:
-        shutil.rmtree(dump_dir, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """xdist: each worker is handed the run's folders (it checks no option again)."""
+    node.workerinput.update(collector.worker_input(node.config))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     from fixtures.environment import fingerprint
 
-    return [*fingerprint().header_lines(), f"compile arch: {config.harness_arch}; reports: {collector.report_dir(config)}"]
+    reports = collector.report_dir(config) or ("the parallel run's" if bench_phase.is_serial_phase(config) else "none (--collect-only)")
+    return [*fingerprint().header_lines(), f"compile arch: {config.harness_arch}; reports: {reports}"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

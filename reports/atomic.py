@@ -1,4 +1,5 @@
-"""Write a file so that readers see the old content or the new, never a torn one."""
+"""Write a file so that readers see the old content or the new, never a torn one; and check,
+before a run starts, that the places it will write to take files."""
 
 from __future__ import annotations
 
@@ -31,3 +32,35 @@ def _umask() -> int:
 
 def write_json(path: Path, data) -> None:
     write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+class NotWritable(ValueError):
+    """A place a report or baseline cannot be written to, with the one-line reason."""
+
+
+def writable_dir(option: str, chosen: str) -> Path:
+    """``chosen`` as a folder this process can write into (created if missing)."""
+    path = Path(chosen).expanduser().resolve()
+    if path.exists() and not path.is_dir():
+        raise NotWritable(f"{option} {chosen}: exists and is not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise NotWritable(f"{option} {chosen}: cannot write there ({exc.strerror or exc})") from None
+    return path
+
+
+def writable_file(option: str, chosen: Path) -> Path:
+    """``chosen`` as a file ``write_text`` can replace: an existing folder that takes new files."""
+    if chosen.is_dir():
+        raise NotWritable(f"{option} {chosen}: is a folder, expected a file")
+    if not chosen.parent.is_dir():
+        raise NotWritable(f"{option} {chosen}: folder {chosen.parent} does not exist")
+    try:
+        with tempfile.TemporaryFile(dir=chosen.parent):
+            pass
+    except OSError as exc:
+        raise NotWritable(f"{option} {chosen}: cannot write in {chosen.parent} ({exc.strerror or exc})") from None
+    return chosen

@@ -10,6 +10,7 @@ GPU model; saving is atomic and merges by case, so a partial run refreshes only 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,18 @@ from reports import atomic
 
 FOLDER = Path(__file__).parent / "baselines"
 FINGERPRINT_KEY = "cute_harness_fingerprint"
-_REQUIRED = ("case", "gbps", "median_s", "spread_s", "samples")
+# what the gate reads of each case, and what a usable value of it is
+_REQUIRED = {
+    "case": ("a case id", lambda v: isinstance(v, str) and bool(v)),
+    "gbps": ("a positive number", lambda v: _number(v) and v > 0),
+    "median_s": ("a positive number", lambda v: _number(v) and v > 0),
+    "spread_s": ("a number >= 0", lambda v: _number(v) and v >= 0),
+    "samples": ("a positive integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0),
+}
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class BaselineError(ValueError):
@@ -64,6 +76,9 @@ def load(path: Path) -> Baseline:
         missing = [k for k in _REQUIRED if not isinstance(info, dict) or k not in info]
         if missing:
             raise BaselineError(f"baseline {path}: benchmark {i} lacks extra_info {', '.join(missing)}")
+        for key, (wanted, valid) in _REQUIRED.items():
+            if not valid(info[key]):
+                raise BaselineError(f"baseline {path}: benchmark {i} extra_info.{key} is {info[key]!r}, expected {wanted}")
     return Baseline(Path(path), fp, document)
 
 

@@ -9,12 +9,14 @@ the previous baseline as it was.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from reports import atomic, gate
+from reports.bench_phase import PHASE_PLUGIN
 from reports import baseline as baseline_mod
-from reports import gate
 
 
 def add_options(group) -> None:
@@ -48,22 +50,46 @@ def add_options(group) -> None:
     )
 
 
+@dataclass(frozen=True)
+class BenchOptions:
+    """The bench options, checked at start before anything heavy is imported."""
+
+    overrides: list[tuple[str, float]]
+    baseline_choice: str  # auto, none, or a path (already loaded into ``named_baseline``)
+    named_baseline: baseline_mod.Baseline | None
+    save_choice: str | None  # None, auto, or a path
+    plant_fraction: float | None
+
+
+def parse_options(config: pytest.Config) -> BenchOptions:
+    """The bench options as given (a named baseline loaded and checked), or ``ValueError`` with
+    the one-line reason; imports nothing heavy, so a typo is answered in a second."""
+    overrides = [gate.parse_override(t) for t in config.getoption("--bandwidth-threshold")]
+    choice = config.getoption("--bandwidth-baseline")
+    named = baseline_mod.load(Path(choice)) if choice not in ("auto", "none") else None
+    fraction = config.getoption("--bandwidth-plant-slowdown")
+    if fraction is not None and not 0 < fraction < 1:
+        raise ValueError(f"--bandwidth-plant-slowdown {fraction}: expected a fraction in (0, 1)")
+    save = config.getoption("--bandwidth-save")
+    if save not in (None, "auto"):
+        atomic.writable_file("--bandwidth-save", Path(save))
+    return BenchOptions(overrides, choice, named, save, fraction)
+
+
 class BenchGate:
-    def __init__(self, config: pytest.Config, fingerprint: dict) -> None:
+    def __init__(self, config: pytest.Config, options: BenchOptions, fingerprint: dict) -> None:
         self.config = config
         self.fingerprint = fingerprint
-        try:
-            self.overrides = [gate.parse_override(t) for t in config.getoption("--bandwidth-threshold")]
-            self.baseline, self.note = baseline_mod.select(config.getoption("--bandwidth-baseline"), fingerprint)
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        self.plant_fraction = config.getoption("--bandwidth-plant-slowdown")
-        if self.plant_fraction is not None:
-            if not 0 < self.plant_fraction < 1:
-                raise pytest.UsageError(f"--bandwidth-plant-slowdown {self.plant_fraction}: expected a fraction in (0, 1)")
-            if self.baseline is None:
-                raise pytest.UsageError(f"--bandwidth-plant-slowdown needs a baseline to size the slowdown ({self.note})")
-        self.save_path, self._previous = self._save_target(config.getoption("--bandwidth-save"))
+        self.overrides = options.overrides
+        if options.named_baseline is not None:
+            baseline_mod.check_comparable(options.named_baseline, fingerprint)
+            self.baseline, self.note = options.named_baseline, f"compared with {options.named_baseline.path}"
+        else:
+            self.baseline, self.note = baseline_mod.select(options.baseline_choice, fingerprint)
+        self.plant_fraction = options.plant_fraction
+        if self.plant_fraction is not None and self.baseline is None:
+            raise ValueError(f"--bandwidth-plant-slowdown needs a baseline to size the slowdown ({self.note})")
+        self.save_path, self._previous = self._save_target(options.save_choice)
         self._entries = self.baseline.entries if self.baseline else {}
         self._bench_failed = 0
         self._bench_ran = 0
@@ -81,7 +107,7 @@ class BenchGate:
             previous = baseline_mod.load(path)
             baseline_mod.check_comparable(previous, self.fingerprint)
         except baseline_mod.BaselineError as exc:
-            raise pytest.UsageError(f"--bandwidth-save: refusing to replace it: {exc}") from None
+            raise ValueError(f"--bandwidth-save: refusing to replace it: {exc}") from None
         return path, previous
 
     def entry(self, case: str) -> dict | None:
@@ -111,8 +137,8 @@ class BenchGate:
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         path = self.save_path
-        if path is None or hasattr(self.config, "workerinput"):
-            return
+        if path is None or hasattr(self.config, "workerinput") or self.config.pluginmanager.has_plugin(PHASE_PLUGIN):
+            return  # the serial bench phase measures, so it saves
         bs = getattr(self.config, "_benchmarksession", None)
         benchmarks = [b for b in (bs.benchmarks if bs else []) if b.extra_info.get("case")]
         if exitstatus == pytest.ExitCode.INTERRUPTED:

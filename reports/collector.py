@@ -19,15 +19,16 @@ from reports import atomic, plots, summary
 from reports.model import CaseResult, RunResult
 
 TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
-_ENV = "CUTE_HARNESS_REPORT_DIR"
-_NOTES_ENV = "CUTE_HARNESS_NOTES_DIR"
+_REPORT_DIR = "cute_harness_report_dir"  # keys of what an xdist worker is handed (workerinput)
+_SCRATCH = "cute_harness_scratch"
 
 
 def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def report_dir(config: pytest.Config) -> Path:
+def report_dir(config: pytest.Config) -> Path | None:
+    """The run's report folder; None under ``--collect-only``, which writes no report."""
     return config.harness_report_dir
 
 
@@ -40,32 +41,72 @@ def notes_dir(config: pytest.Config) -> Path:
     does not know the harness's options yet) takes it for a test path and moves the rootdir
     there, away from this conftest.
     """
-    return config.harness_notes_dir
+    return config.harness_scratch / "notes"
 
 
-def configure(config: pytest.Config) -> None:
-    chosen = config.getoption("--report-dir") or os.environ.get(_ENV)
+def _missing_parents(path: Path) -> list[Path]:
+    """``path`` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def check_report_dir(config: pytest.Config) -> Path | None:
+    """The report folder, proven writable before anything runs (a typo must not cost a run's
+    work); None under ``--collect-only``, which writes no report.
+
+    The folders this creates for the probe are removed again and made when the reports are
+    written: while the run goes on, an existing ``--report-dir /abs/path`` would be taken for a
+    test path by every xdist worker's first pass over the command line (see ``notes_dir``).
+    """
+    if config.option.collectonly:
+        return None
+    if hasattr(config, "workerinput"):
+        return Path(config.workerinput[_REPORT_DIR])
+    chosen = config.getoption("--report-dir")
     if not chosen:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         chosen = str(Path(config.rootpath) / "runs" / f"{stamp}-{os.getpid()}")
-    path = Path(chosen).resolve()
-    config.harness_report_dir = path
-    os.environ[_ENV] = str(path)  # xdist workers inherit it and agree on one folder
+    created = _missing_parents(Path(chosen).expanduser().resolve())
+    path = atomic.writable_dir("--report-dir", chosen)
+    for folder in created:
+        folder.rmdir()
+    return path
+
+
+def scratch_dir(config: pytest.Config) -> Path:
+    """This run's temporary folder (notes, the DSL's dumps), one for the controller and its
+    workers; the controller removes it at the end, so a crashed worker leaves nothing behind."""
     if hasattr(config, "workerinput"):
-        config.harness_notes_dir = Path(os.environ[_NOTES_ENV])
+        config.harness_scratch = Path(config.workerinput[_SCRATCH])
+    else:
+        config.harness_scratch = Path(tempfile.mkdtemp(prefix="cute-harness-"))
+    notes_dir(config).mkdir(exist_ok=True)
+    return config.harness_scratch
+
+
+def worker_input(config: pytest.Config) -> dict[str, str]:
+    """What an xdist worker is handed so that every process of the run agrees on its folders."""
+    report = report_dir(config)
+    return {_SCRATCH: str(config.harness_scratch), **({_REPORT_DIR: str(report)} if report else {})}
+
+
+def configure(config: pytest.Config, report: Path | None) -> None:
+    config.harness_report_dir = report
+    if hasattr(config, "workerinput") or report is None:
         return
-    config.harness_notes_dir = Path(tempfile.mkdtemp(prefix="cute-harness-notes-"))
-    os.environ[_NOTES_ENV] = str(config.harness_notes_dir)
     if config.option.xmlpath is None:
-        config.option.xmlpath = str(path / "junit.xml")
+        config.option.xmlpath = str(report / "junit.xml")
     config.pluginmanager.register(Recorder(config), "cute-harness-recorder")
 
 
 def unconfigure(config: pytest.Config) -> None:
-    """The controller removes the run's notes once the reports are written."""
-    notes = getattr(config, "harness_notes_dir", None)
-    if notes is not None and not hasattr(config, "workerinput"):
-        shutil.rmtree(notes, ignore_errors=True)
+    """The controller removes the run's scratch folder once the reports are written."""
+    scratch = getattr(config, "harness_scratch", None)
+    if scratch is not None and not hasattr(config, "workerinput"):
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def classify(report: pytest.TestReport) -> str | None:
@@ -180,6 +221,11 @@ class Recorder:
             message=_message(report),
         )
 
+    def expect(self, nodeids: list[str]) -> None:
+        """Count ``nodeids`` as collected: cases a later phase of this run runs (the serial bench phase)."""
+        for nodeid in nodeids:
+            self._collected.setdefault(nodeid, len(self._collected))
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         ran = sum(1 for c in self._cases.values() if c.outcome != "skipped")
@@ -189,18 +235,38 @@ class Recorder:
             self.nothing_ran = f"nothing ran: all {len(self._cases)} selected cases were skipped"
         self.run.finished = _now()
         self.run.exit_status = int(session.exitstatus)
+        self.run.status = run_status(session, self._collected, self._cases)
+        self.run.collected = len(self._collected)
         self.run.compiles = _compile_tally(notes_dir(self.config))
         # collection order (the matrix's), not arrival order, which xdist shuffles
         self.run.cases = sorted(self._cases.values(), key=lambda c: self._collected.get(c.nodeid, len(self._collected)))
         self.run.deprecations = list(self._deprecations.values())
         self.run.baseline = self.config.harness_bench_gate.info()
         out = report_dir(self.config)
-        images = plots.write(self.run, out)
+        # results.json first: whatever fails after it (a plot, say), the run's record is on disk
         atomic.write_json(out / "results.json", self.run.to_json())
+        try:
+            images = plots.write(self.run, out)
+        except Exception as exc:  # noqa: BLE001 - a plot must never cost the summary
+            images, self.run.notes = [], [*self.run.notes, f"plots not written: {type(exc).__name__}: {exc}"]
         atomic.write_text(out / "summary.md", summary.render(self.run, images))
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self.nothing_ran:
             terminalreporter.write_line(self.nothing_ran, red=True)
+        verdict = summary.verdict(self.run)
+        terminalreporter.write_line(verdict, red=not self.run.passed, green=self.run.passed)
         terminalreporter.write_line(f"reports: {report_dir(self.config)}")
+
+
+def run_status(session: pytest.Session, collected: dict[str, int], cases: dict[str, CaseResult]) -> str:
+    """How the run ended: ``complete`` only if every collected case reported an outcome."""
+    status = int(session.exitstatus)
+    if status == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    if status == pytest.ExitCode.INTERNAL_ERROR:
+        return "internal error"
+    if session.shouldstop or session.shouldfail:
+        return "stopped early"
+    return "complete" if set(collected) <= set(cases) else "incomplete"

@@ -34,12 +34,24 @@ def render(a: RunResult, b: RunResult, name_a: str, name_b: str, threshold_pct: 
     """The differences, most important first; a section appears only when it has something to say."""
     lines = [f"# {name_a} → {name_b}", "", f"- A: `{name_a}` (dsl {a.fingerprint.get('dsl', '?')})",
              f"- B: `{name_b}` (dsl {b.fingerprint.get('dsl', '?')})", ""]
+    lines += _status(a, b)
     lines += _fingerprint(a, b)
     lines += _outcomes(a, b)
     lines += _drift(a, b)
     lines += _deprecations(a, b)
     lines += _bandwidth(a, b, threshold_pct)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _status(a: RunResult, b: RunResult) -> list[str]:
+    """A run that did not finish: its missing cases are gaps, not changes."""
+    partial = [(label, run) for label, run in (("A", a), ("B", b)) if run.status != "complete"]
+    if not partial:
+        return []
+    lines = ["## Partial runs", ""]
+    lines += [f"- **{label} ended {run.status}** after {len(run.cases)} of {run.collected} cases ({run.not_run} not run): "
+              f"cases missing from {label} were not run, not removed" for label, run in partial]
+    return lines + [""]
 
 
 def _fingerprint(a: RunResult, b: RunResult) -> list[str]:

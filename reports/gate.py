@@ -38,8 +38,10 @@ def parse_override(text: str) -> tuple[str, float]:
         value = float(pct)
     except ValueError:
         value = -1.0
-    if not sep or not glob or value <= 0:
-        raise ValueError(f"--bandwidth-threshold {text!r}: expected CASE_GLOB=PERCENT with a positive percent, e.g. 'naive-*=5'")
+    if not sep or not glob or not 0 < value < 100:  # NaN fails too; >= 100% could never call a case slower
+        raise ValueError(
+            f"--bandwidth-threshold {text!r}: expected CASE_GLOB=PERCENT with a percent in (0, 100), e.g. 'naive-*=5'"
+        )
     return glob, value
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/3"
-READABLE_SCHEMAS = ("cute-dsl-harness/results/1", "cute-dsl-harness/results/2", SCHEMA)  # 2 and 3 only added optional fields
+SCHEMA = "cute-dsl-harness/results/4"
+# 2, 3 and 4 only added optional fields (4: status, collected, notes)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3)) + (SCHEMA,)
+STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
 
@@ -35,9 +37,22 @@ class RunResult:
     compiles: dict[str, int] = field(default_factory=dict)  # kernel compiles, and distinct signatures
     cases: list[CaseResult] = field(default_factory=list)
     baseline: dict = field(default_factory=dict)  # {"path", "fingerprint"} if compared, else {"note"}
+    status: str = "complete"  # how the run ended (STATUSES); a run written before schema 4 was complete
+    collected: int | None = None  # cases selected to run; None in runs written before schema 4
+    notes: list[str] = field(default_factory=list)  # what went wrong in the harness itself (a plot not written)
 
     def counts(self) -> Counter:
         return Counter(c.outcome for c in self.cases)
+
+    @property
+    def not_run(self) -> int:
+        """Selected cases that never reported an outcome (an interrupt, ``-x``, a lost worker)."""
+        return max(0, (self.collected or 0) - len(self.cases))
+
+    @property
+    def passed(self) -> bool:
+        """What a gate reads: exit status 0 and every selected case reported."""
+        return self.exit_status == 0 and self.status == "complete"
 
     def bench_cases(self) -> list[CaseResult]:
         """Cases with a bandwidth, in reading order: by size, then dtype, then stage (references last)."""
@@ -53,7 +68,7 @@ class RunResult:
         return sorted(bench, key=key)
 
     def to_json(self) -> dict:
-        return {"schema": SCHEMA, **asdict(self), "counts": dict(self.counts())}
+        return {"schema": SCHEMA, **asdict(self), "counts": dict(self.counts()), "not_run": self.not_run}
 
     @classmethod
     def from_json(cls, data) -> RunResult:

@@ -1,8 +1,9 @@
 """Which DSL release passes what: one markdown table from several runs' results.json.
 
 Each run is one install (``tox -e dsl4.3`` ... ``dsl4.8`` on a CPU machine, the gpu tier on a
-GPU runner); runs of the same release merge into its row, a run that only skipped a tier giving
-way to one that ran it. A cell counts the tier's cases:
+GPU runner); runs of the same release share its row, each cell from one run (``_chosen`` says
+which; a note under the table names the runs left out and marks an interrupted one). A cell
+counts the tier's cases:
 ``✅ passed`` plus expected failures and skips, or ``❌ bad/total`` when any case needs a human.
 ``--update README.md`` rewrites the table between its two markers, so the README's table is
 always a product of runs, never typed by hand.
@@ -32,29 +33,45 @@ def _release_key(release: str):
 
 
 def render(runs: list[RunResult]) -> str:
-    """The table: a row per release (oldest first), a column per tier any run exercised."""
-    per_run: dict[str, dict[str, list[Counter]]] = defaultdict(lambda: defaultdict(list))
+    """The table: a row per release (oldest first), a column per tier any run exercised; then a
+    note for every cell that is not simply one complete run's."""
+    per_release: dict[str, dict[str, list[tuple[RunResult, Counter]]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
-        row = per_run[run.fingerprint.get("dsl", "?")]
+        row = per_release[run.fingerprint.get("dsl", "?")]
         by_tier: dict[str, Counter] = defaultdict(Counter)
         for case in run.cases:
             by_tier[case.tier][case.outcome] += 1
         for tier, counts in by_tier.items():
-            row[tier].append(counts)
-    cells = {release: {tier: _merged(counts) for tier, counts in row.items()} for release, row in per_run.items()}
+            row[tier].append((run, counts))
+    cells: dict[str, dict[str, str]] = defaultdict(dict)
+    notes = []
+    for release in sorted(per_release, key=_release_key):
+        for tier, candidates in per_release[release].items():
+            run, counts, note = _chosen(candidates)
+            cells[release][tier] = ("" if run.status == "complete" else f"⚠ {run.status}: ") + cell(counts)
+            notes += [f"- {release} {tier}: {note}"] if note else []
     tiers = [t for t in TIERS if any(t in row for row in cells.values())]
     tiers += sorted({t for row in cells.values() for t in row} - set(TIERS))
     lines = ["| DSL | " + " | ".join(tiers) + " |", "|---" * (len(tiers) + 1) + "|"]
-    for release in sorted(cells, key=_release_key):
-        lines.append(f"| {release} | " + " | ".join(cell(cells[release].get(t)) for t in tiers) + " |")
-    return "\n".join(lines) + "\n"
+    for release in cells:
+        lines.append(f"| {release} | " + " | ".join(cells[release].get(t, "") for t in tiers) + " |")
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
-def _merged(counts: list[Counter]) -> Counter:
-    """One release's tier over its runs; a run that only skipped the tier (a CPU run's gpu cases)
-    says nothing where another run exercised it."""
-    exercised = [c for c in counts if set(c) != {"skipped"}] or counts
-    return sum(exercised, Counter())
+def _chosen(candidates: list[tuple[RunResult, Counter]]) -> tuple[RunResult, Counter, str]:
+    """One run's counts for a release's tier, never a sum: a run that only skipped the tier (a
+    CPU run's gpu cases) gives way to one that exercised it, an interrupted run to a complete
+    one, an older run to a newer one; the note says what was left out or why the cell is partial."""
+    exercised = [c for c in candidates if set(c[1]) != {"skipped"}] or candidates
+    run, counts = max(exercised, key=lambda c: (c[0].status == "complete", c[0].finished or c[0].started))
+    notes = []
+    if run.status != "complete":
+        notes.append(f"the run started {run.started} ended {run.status} after {len(run.cases)} of "
+                     f"{run.collected} cases ({run.not_run} not run)")
+    if len(exercised) > 1:
+        others = ", ".join(sorted(c[0].started for c in exercised if c[0] is not run))
+        notes.append(f"{len(exercised)} runs; shown: the run started {run.started}, not: {others}")
+    return run, counts, "; ".join(notes)
 
 
 def update(document: Path, table: str) -> None:

@@ -10,12 +10,54 @@ from reports.model import CaseResult, RunResult
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD = ("failed", "error", "xpassed")  # what needs a human
+TIER_ORDER = ("host", "compile", "api", "gpu", "bench", "harness")
+
+
+def verdict(run: RunResult) -> str:
+    """One line a CI reader can trust: the outcome, what ran, what did not and why, GPU or not."""
+    counts = run.counts()
+    bad = sum(counts[o] for o in BAD)
+    if run.status != "complete":
+        head = f"{run.status.upper()} after {len(run.cases)} of {run.collected} cases ({run.not_run} not run)"
+    elif bad:
+        head = f"FAILED: {bad} of {len(run.cases)} cases need a human"
+    elif run.exit_status == 0:
+        head = f"PASSED: {len(run.cases)} cases"
+    elif run.exit_status == 5:
+        head = f"NOTHING RAN: all {len(run.cases)} selected cases were skipped"
+    else:
+        head = f"NOT PASSED (exit status {run.exit_status}): {len(run.cases)} cases"
+    ran, skipped = _tiers(run.cases)
+    parts = [head, "ran: " + (", ".join(f"{t} {n}" for t, n in ran) or "nothing")]
+    if skipped:
+        parts.append("not run: " + "; ".join(f"{t} ({n} skipped: {why})" for t, n, why in skipped))
+    if not any(t == "bench" for t, _ in ran):
+        parts.append("bandwidth: not measured")
+    parts.append(f"GPU: {run.fingerprint.get('gpu', '?')}")
+    return " · ".join(parts)
+
+
+def _tiers(cases: list[CaseResult]) -> tuple[list[tuple[str, int]], list[tuple[str, int, str]]]:
+    """Tiers that ran cases (with how many), and tiers whose every case was skipped (with the commonest reason)."""
+    by_tier: dict[str, list[CaseResult]] = defaultdict(list)
+    for c in cases:
+        by_tier[c.tier].append(c)
+    order = sorted(by_tier, key=lambda t: (TIER_ORDER.index(t) if t in TIER_ORDER else len(TIER_ORDER), t))
+    ran, skipped = [], []
+    for tier in order:
+        active = sum(c.outcome != "skipped" for c in by_tier[tier])
+        if active:
+            ran.append((tier, active))
+        else:
+            reason = Counter(c.reason for c in by_tier[tier]).most_common(1)[0][0] or "no reason given"
+            skipped.append((tier, len(by_tier[tier]), reason))
+    return ran, skipped
 
 
 def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     """The summary; ``images`` (plots.write's files, in the report folder) are linked by name."""
     counts = run.counts()
-    lines = ["# CuTe DSL conformance run", ""]
+    lines = ["# CuTe DSL conformance run", "", f"**{verdict(run)}**", ""]
     lines += [f"- {k}: `{v}`" for k, v in run.fingerprint.items()]
     lines += [f"- arch: `{run.arch}`", f"- exit status: `{run.exit_status}`"]
     if run.compiles:
@@ -31,7 +73,9 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     for tier in sorted(by_tier):
         lines.append(f"| {tier} | " + " | ".join(str(by_tier[tier][o]) for o in OUTCOMES) + " |")
     lines.append("| **all** | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
-    lines += _matrix(run.cases)
+    if run.notes:
+        lines += ["", "## Harness notes", ""] + [f"- {note}" for note in run.notes]
+    lines += _matrices(run.cases)
     failures = [c for c in run.cases if c.outcome in BAD]
     if failures:
         lines += ["", "## Failures", ""]
@@ -52,8 +96,19 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _matrix(cases: list[CaseResult]) -> list[str]:
-    """Stage x dtype over the matrix cases of every tier: where a release breaks, at a glance."""
+def _matrices(cases: list[CaseResult]) -> list[str]:
+    """Stage x dtype per tier that ran matrix cases: where a release breaks, at a glance, and
+    never a compile-tier pass read as device conformance (a tier that only skipped has no table;
+    the verdict line says why it did not run)."""
+    lines = []
+    ran = {tier for tier, _ in _tiers(cases)[0]}
+    for tier in TIER_ORDER:
+        if tier in ran:
+            lines += _matrix([c for c in cases if c.tier == tier], tier)
+    return lines
+
+
+def _matrix(cases: list[CaseResult], tier: str) -> list[str]:
     cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for c in cases:
         if c.case:
@@ -62,7 +117,7 @@ def _matrix(cases: list[CaseResult]) -> list[str]:
         return []
     stages = list(dict.fromkeys(stage for stage, _ in cells))
     dtypes = list(dict.fromkeys(dtype for _, dtype in cells))
-    lines = ["", "## Matrix (stage x dtype)", "", "| stage | " + " | ".join(dtypes) + " |",
+    lines = ["", f"## Matrix: {tier} tier (stage x dtype)", "", "| stage | " + " | ".join(dtypes) + " |",
              "|---" * (len(dtypes) + 1) + "|"]
     for stage in stages:
         lines.append(f"| {stage} | " + " | ".join(cell(cells.get((stage, d))) for d in dtypes) + " |")

@@ -3,7 +3,6 @@ and the one private pytest-benchmark call the tier relies on."""
 
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -52,7 +51,7 @@ def test_parse_override_splits_glob_and_percent():
     assert gate.parse_override("naive-*=5") == ("naive-*", 5.0)
 
 
-@pytest.mark.parametrize("text", ["x", "=5", "a=0", "a=-1", "a=abc"])
+@pytest.mark.parametrize("text", ["x", "=5", "a=0", "a=-1", "a=abc", "a=nan", "a=inf", "a=100"])
 def test_bad_override_is_a_one_line_value_error(text):
     """A mistyped threshold must stop the run saying what was given and what is expected."""
     with pytest.raises(ValueError) as exc:
@@ -142,6 +141,12 @@ def test_override_replaces_the_derived_threshold():
             "benchmark 0 lacks extra_info spread_s, samples",
             id="lacks-extra-info",
         ),
+        # wrong value types would pass the start and break (or blind) the gate mid-run
+        pytest.param(document(install(), {**record(100.0), "gbps": "fast"}), "benchmark 0 extra_info.gbps is 'fast', expected a positive number",
+                     id="gbps-not-a-number"),
+        pytest.param(document(install(), {**record(100.0), "samples": 2.5}), "extra_info.samples is 2.5, expected a positive integer",
+                     id="samples-not-an-int"),
+        pytest.param(document(install(), {**record(100.0), "median_s": float("nan")}), "extra_info.median_s is nan", id="median-nan"),
     ],
 )
 def test_load_refuses_in_one_line(tmp_path, content, reason):
@@ -248,29 +253,26 @@ def test_save_replaces_atomically_and_round_trips(tmp_path):
 
 
 @pytest.fixture
-def project(pytester, monkeypatch):
-    """A copy of the project's plugin and config around one trivial test (no DSL case is collected)."""
-    monkeypatch.delenv("CUTE_HARNESS_REPORT_DIR", raising=False)
-    for name in ("conftest.py", "tox.ini"):
-        shutil.copy(ROOT / name, pytester.path / name)
-    for name in ("fixtures", "reports"):
-        (pytester.path / name).symlink_to(ROOT / name, target_is_directory=True)
-    pytester.makepyfile(test_one="def test_one():\n    pass\n")
-    return pytester
+def project(project):
+    """The plugin around one trivial test (no DSL case is collected)."""
+    project.makepyfile(test_one="def test_one():\n    pass\n")
+    return project
 
 
-def usage_error(project, *args) -> str:
-    """Run with ``args``; the run must stop at start with exit 4 and one line on stderr, returned."""
-    result = project.runpytest_subprocess(*args, "--report-dir", str(project.path / "out"), "test_one.py")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    (line,) = [line for line in result.errlines if line.strip()]
-    return line
+@pytest.fixture
+def bench_usage_error(project, usage_error):
+    """``usage_error`` around the trivial test, with a report folder."""
+    return lambda *args: usage_error(*args, "--report-dir", str(project.path / "out"), "test_one.py")
 
 
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
         pytest.param(("--bandwidth-threshold", "bad"), "ERROR: --bandwidth-threshold 'bad': expected CASE_GLOB=PERCENT", id="threshold"),
+        # a threshold that is not a finite percent below 100 would switch the gate off
+        pytest.param(("--bandwidth-threshold", "x=nan"), "ERROR: --bandwidth-threshold 'x=nan': expected", id="threshold-nan"),
+        pytest.param(("--bandwidth-threshold", "x=inf"), "ERROR: --bandwidth-threshold 'x=inf': expected", id="threshold-inf"),
+        pytest.param(("--bandwidth-save", "/proc/nope/b.json"), "ERROR: --bandwidth-save /proc/nope/b.json: folder", id="save-nowhere"),
         pytest.param(
             ("--bandwidth-baseline", "/nonexistent.json"), "ERROR: baseline /nonexistent.json: cannot read it", id="missing-baseline"
         ),
@@ -279,26 +281,26 @@ def usage_error(project, *args) -> str:
         ),
     ],
 )
-def test_bad_bench_option_is_a_one_line_usage_error(project, args, expected):
-    assert usage_error(project, *args).startswith(expected)
+def test_bad_bench_option_is_a_one_line_usage_error(bench_usage_error, args, expected):
+    assert bench_usage_error(*args).startswith(expected)
 
 
-def test_malformed_baseline_stops_the_run_and_stays_as_it_was(project):
+def test_malformed_baseline_stops_the_run_and_stays_as_it_was(project, bench_usage_error):
     """Named both to compare with and to save to, a torn file is refused before anything runs."""
     path = write(project.path / "torn.json", '{"machine_info": {')
     before = path.read_bytes()
-    line = usage_error(project, "--bandwidth-baseline", str(path), "--bandwidth-save", str(path))
+    line = bench_usage_error("--bandwidth-baseline", str(path), "--bandwidth-save", str(path))
     assert line.startswith(f"ERROR: baseline {path}: not JSON (")
     assert path.read_bytes() == before
 
 
-def test_save_refuses_to_replace_another_gpus_baseline(project):
+def test_save_refuses_to_replace_another_gpus_baseline(project, bench_usage_error):
     """``--bandwidth-save`` onto another GPU's baseline is refused at start, so the file is never overwritten."""
     here = fingerprint().gpu
     assert here != FOREIGN_GPU
     path = write(project.path / "foreign.json", document(install(FOREIGN_GPU), record(100.0)))
     before = path.read_bytes()
-    line = usage_error(project, "--bandwidth-save", str(path))
+    line = bench_usage_error("--bandwidth-save", str(path))
     assert line.startswith("ERROR: --bandwidth-save: refusing to replace it: baseline foreign.json ")
     assert f"recorded on {FOREIGN_GPU}, this run is on {here}" in line
     assert path.read_bytes() == before

@@ -4,7 +4,6 @@ import configparser
 import importlib.metadata
 import json
 import shlex
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -52,19 +51,9 @@ def test_case(case):
 
 
 @pytest.fixture
-def project(pytester, monkeypatch):
-    """A copy of the project's plugin and config around ``test_tiers.py``.
-
-    The outer run exports its report folder for xdist workers; a nested run must not inherit it.
-    """
-    monkeypatch.delenv("CUTE_HARNESS_REPORT_DIR", raising=False)
-    monkeypatch.delenv("CUTE_HARNESS_NOTES_DIR", raising=False)
-    for name in ("conftest.py", "tox.ini"):
-        shutil.copy(ROOT / name, pytester.path / name)
-    for name in ("fixtures", "reports"):
-        (pytester.path / name).symlink_to(ROOT / name, target_is_directory=True)
-    pytester.makepyfile(test_tiers=TIERS_MODULE)
-    return pytester
+def project(project):
+    project.makepyfile(test_tiers=TIERS_MODULE)
+    return project
 
 
 def stderr_lines(result):

@@ -45,7 +45,10 @@ def measure_and_judge(request, benchmark, bench_context, planted):
     """Time a workload, hand it to pytest-benchmark, record its figures, fail if it is slower
     than the baseline in every one of its measurements."""
     if benchmark.disabled:
-        pytest.skip("pytest-benchmark is disabled (--benchmark-disable, or xdist's -n): bandwidth is measured in one process")
+        why = "pytest-benchmark is disabled (--benchmark-disable): no bandwidth is measured"
+        if request.config.getoption("--require-gpu"):
+            pytest.fail(f"{why}, and --require-gpu asks for the device tiers to run", pytrace=False)
+        pytest.skip(why)
     gate = request.config.harness_bench_gate
 
     def run(workload: bench.Workload, **labels) -> dict:

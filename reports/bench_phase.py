@@ -1,0 +1,162 @@
+"""The bench tier of a parallel run, measured alone after the parallel part: one gate command
+(``pytest suites -n 16 --require-gpu``) checks results in parallel and bandwidth serially.
+
+Bandwidth needs the GPU to itself, and pytest-benchmark switches itself off under xdist. So
+each xdist worker deselects the bench cases it collected and hands their ids back; once every
+worker is done, the controller runs those cases in one pytest process of their own, which
+streams its reports back (serialised as xdist serialises a worker's), and replays them here:
+the terminal, junit.xml, results.json and the exit status see one run. A bench case the
+serial phase did not report is a failure that says why, never a silent gap.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DEFERRED_KEY = "cute_harness_deferred_bench"  # in a worker's workeroutput
+STREAM_OPTION = "--bench-phase-stream"
+_PASSED_ON = ("--arch", "--bandwidth-baseline", "--bandwidth-plant-slowdown")  # single-valued
+_REPEATED = ("--stage-module", "--bandwidth-threshold")
+
+
+PHASE_PLUGIN = "cute-harness-bench-phase"
+
+
+def add_options(group) -> None:
+    group.addoption(STREAM_OPTION, default=None, help=argparse.SUPPRESS, metavar="FILE")
+
+
+def is_serial_phase(config: pytest.Config) -> bool:
+    """Whether this process is the serial bench phase of a parallel run (it writes no report of its own)."""
+    return bool(config.getoption(STREAM_OPTION))
+
+
+def deferring(config: pytest.Config) -> bool:
+    """Whether this run is the controller or a worker of a parallel run (``-n N``)."""
+    if config.option.collectonly:
+        return False
+    return hasattr(config, "workerinput") or config.getoption("dist", "no") != "no"
+
+
+def register(config: pytest.Config) -> None:
+    """Put the right half in this process: a worker defers, the controller runs the serial
+    phase, and the serial phase streams its reports back. (Without a GPU the serial phase
+    skips the bench cases for that reason, as a worker would.)"""
+    stream = config.getoption(STREAM_OPTION)
+    if stream:
+        config.pluginmanager.register(ReportStream(config, Path(stream)), "cute-harness-report-stream")
+    elif hasattr(config, "workerinput"):
+        config.pluginmanager.register(Deferral(config), "cute-harness-bench-deferral")
+    elif deferring(config):
+        config.pluginmanager.register(SerialPhase(config), PHASE_PLUGIN)
+
+
+class Deferral:
+    """On an xdist worker: the bench cases leave the parallel part, their ids go to the controller."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)  # after -m and -k have deselected what they will
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        bench = [item for item in items if item.get_closest_marker("bench")]
+        if not bench:
+            return
+        items[:] = [item for item in items if not item.get_closest_marker("bench")]
+        config.hook.pytest_deselected(items=bench)
+        config.workeroutput[DEFERRED_KEY] = [item.nodeid for item in bench]
+
+
+class ReportStream:
+    """In the serial phase's process: every report, serialised, one JSON line each."""
+
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.config = config
+        self.out = path.open("a", encoding="utf-8")
+
+    @pytest.hookimpl
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = self.config.hook.pytest_report_to_serializable(config=self.config, report=report)
+        self.out.write(json.dumps(data) + "\n")
+        self.out.flush()
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self) -> None:
+        self.out.close()
+
+
+class SerialPhase:
+    """On the controller of a parallel run: the deferred bench cases, run once the workers are done."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.deferred: dict[str, None] = {}  # ordered, deduplicated: every worker collects the same ids
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        for nodeid in getattr(node, "workeroutput", {}).get(DEFERRED_KEY, []):
+            self.deferred[nodeid] = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session):
+        result = yield
+        if self.deferred and not (session.shouldstop or session.shouldfail):
+            recorder = self.config.pluginmanager.get_plugin("cute-harness-recorder")
+            if recorder is not None:
+                recorder.expect(list(self.deferred))
+            self.run(session)
+        return result
+
+    def command(self, stream: Path) -> list[str]:
+        """The serial phase's command line: this run's harness options, its deferred case ids."""
+        config = self.config
+        args = [sys.executable, "-m", "pytest", "-p", "no:xdist", "--rootdir", str(config.rootpath),
+                f"{STREAM_OPTION}={stream}"]
+        if config.inipath:
+            args += ["-c", str(config.inipath)]
+        if config.getoption("--require-gpu"):
+            args.append("--require-gpu")
+        for option in _PASSED_ON:
+            value = config.getoption(option)
+            if value is not None:
+                args.append(f"{option}={value}")
+        for option in _REPEATED:
+            args += [f"{option}={value}" for value in config.getoption(option)]
+        save = config.getoption("--bandwidth-save")
+        if save is not None:
+            args.append("--bandwidth-save" if save == "auto" else f"--bandwidth-save={save}")
+        return args + list(self.deferred)
+
+    def run(self, session: pytest.Session) -> None:
+        config = self.config
+        stream = config.harness_scratch / "bench-phase.jsonl"
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone after the parallel part")
+        status = subprocess.run(self.command(stream), cwd=config.rootpath, check=False).returncode
+        session.testscollected += len(self.deferred)  # the terminal's progress counts them now
+        reported = set()
+        if stream.exists():
+            for line in stream.read_text(encoding="utf-8").splitlines():
+                report = config.hook.pytest_report_from_serializable(config=config, data=json.loads(line))
+                config.hook.pytest_runtest_logreport(report=report)
+                if report.when == "call" or not report.passed:
+                    reported.add(report.nodeid)
+        for nodeid in self.deferred:
+            if nodeid not in reported:
+                config.hook.pytest_runtest_logreport(report=_not_measured(nodeid, status))
+
+
+def _not_measured(nodeid: str, status: int) -> pytest.TestReport:
+    """A failed report for a deferred bench case the serial phase never reported."""
+    path = nodeid.split("::", 1)[0]
+    message = (f"bench phase: this case was not measured (the serial bench process exited {status} before "
+               "reporting it; its output is above)")
+    return pytest.TestReport(nodeid, (path, None, nodeid), {}, "failed", message, "call",
+                             user_properties=[("tier", "bench")])

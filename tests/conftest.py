@@ -1,0 +1,36 @@
+"""What the harness's own tests share: a throwaway copy of the project to run the plugin in."""
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    """The project's plugin and config (``conftest.py``, ``tox.ini``; ``fixtures/`` and
+    ``reports/`` linked) in a fresh folder, for end-to-end runs in a subprocess
+    (``runpytest_subprocess``). Temporary folders of those runs go to ``tmp/`` in it, so a
+    test can see what a run leaves behind."""
+    for name in ("conftest.py", "tox.ini"):
+        (pytester.path / name).write_bytes((ROOT / name).read_bytes())
+    for name in ("fixtures", "reports"):
+        (pytester.path / name).symlink_to(ROOT / name, target_is_directory=True)
+    (pytester.path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(pytester.path / "tmp"))
+    return pytester
+
+
+@pytest.fixture
+def usage_error(project):
+    """Run the plugin with some arguments; the run must stop at start with exit 4 and exactly
+    one line on stderr, which is returned."""
+
+    def run(*args: str) -> str:
+        result = project.runpytest_subprocess(*args)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
+        (line,) = [line for line in result.errlines if line.strip()]
+        return line
+
+    return run

@@ -1,0 +1,95 @@
+"""Bad input to the harness is refused at start, in one line, before any case runs; a run
+that never starts (or only lists cases) leaves no folder behind."""
+
+import pytest
+
+pytestmark = pytest.mark.harness
+
+ONE_TEST = "import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n"
+
+# stage modules as a kernel author might get them wrong (the DSL imports; nothing runs on a GPU)
+STAGE_MODULES = {
+    "raises_at_import": 'raise RuntimeError("no such kernel\\nsecond line")\n',
+    "takes_a_name": (
+        "from fixtures.stages import register\n\n"
+        "@register('naive')\ndef again(mA, mB, mC, stream):\n    pass\n"
+    ),
+    "three_arguments": (
+        "import cutlass.cute as cute\nfrom fixtures.stages import register\n\n"
+        "@register('three_args')\n@cute.jit\ndef three_args(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):\n    pass\n"
+    ),
+    "not_jit": (
+        "from fixtures.stages import register\n\n"
+        "@register('not_jit')\ndef not_jit(mA, mB, mC, stream):\n    mC[0, 0] = mA[0, 0] + mB[0, 0]\n"
+    ),
+}
+
+
+@pytest.fixture
+def project(project):
+    project.makepyfile(test_one=ONE_TEST, **STAGE_MODULES)
+    return project
+
+
+def leftovers(project) -> list[str]:
+    """What a run left in the project folder (besides the project, pytester's own files and
+    pytest-benchmark's storage folder) and the harness's temporary folders (``cute-*``; the DSL
+    keeps a cache of its own there)."""
+    mine = {"conftest.py", "tox.ini", "fixtures", "reports", "tmp", "test_one.py", "stdin", "stdout", "stderr", ".benchmarks",
+            *(f"{m}.py" for m in STAGE_MODULES)}
+    left = sorted(p.name for p in project.path.iterdir() if p.name not in mine and not p.name.startswith("runpytest-"))
+    return left + [f"tmp/{p.name}" for p in (project.path / "tmp").glob("cute-*")]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param(("--report-dir", "test_one.py"), "ERROR: --report-dir test_one.py: exists and is not a folder", id="report-dir-file"),
+        pytest.param(("--report-dir=/proc/x",), "ERROR: --report-dir /proc/x: cannot write there (", id="report-dir-unwritable"),
+        pytest.param(("--stage-module", "raises_at_import"),
+                     "ERROR: --stage-module raises_at_import: RuntimeError: no such kernel (raises_at_import.py:1)", id="stage-raises"),
+        pytest.param(("--stage-module", "takes_a_name"),
+                     "ERROR: --stage-module takes_a_name: ValueError: a stage named 'naive' is already registered", id="stage-name-taken"),
+        pytest.param(("--stage-module", "no_such_module"),
+                     "ERROR: --stage-module no_such_module: ModuleNotFoundError: No module named 'no_such_module'", id="stage-missing"),
+        pytest.param(("--stage-module", "three_arguments"),
+                     "ERROR: stage 'three_args': three_args must take (mA, mB, mC, stream)", id="stage-signature"),
+        pytest.param(("--stage-module", "not_jit"),
+                     "ERROR: stage 'not_jit' does not compile (not_jit-fp16-", id="stage-not-jit"),
+    ],
+)
+def test_bad_input_is_one_line_at_start_and_leaves_nothing(project, usage_error, args, expected):
+    line = usage_error(*args, "test_one.py")
+    assert line.startswith(expected), line
+    assert leftovers(project) == []
+
+
+def test_a_kernel_that_is_not_jit_is_named_by_the_dsls_own_words(usage_error):
+    """Compiled once on the CPU at start: the DSL's refusal, one line, no colour codes."""
+    line = usage_error("--stage-module", "not_jit", "test_one.py")
+    assert "CALL_MISSING_JIT_DECORATOR" in line and "\x1b" not in line
+
+
+def test_collect_only_writes_no_report_and_leaves_nothing(project):
+    result = project.runpytest_subprocess("--collect-only", "test_one.py")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*reports: none (--collect-only)*"])
+    assert leftovers(project) == []
+
+
+def test_a_run_leaves_its_report_and_no_temporary_folder(project):
+    """The run's scratch (notes, the DSL's dump folders) goes when the run ends; the default report folder stays."""
+    result = project.runpytest_subprocess("test_one.py")
+    assert result.ret == pytest.ExitCode.OK
+    (runs,) = [p for p in project.path.iterdir() if p.name == "runs"]
+    (report,) = runs.iterdir()
+    assert sorted(p.name for p in report.iterdir()) == ["junit.xml", "results.json", "summary.md"]
+    assert leftovers(project) == ["runs"]
+
+
+def test_the_report_dir_is_checked_in_either_spelling(project, usage_error):
+    """``--report-dir PATH`` and ``--report-dir=PATH`` mean the same, for a bad path and a good one."""
+    assert usage_error("--report-dir", "test_one.py", "test_one.py") == usage_error("--report-dir=test_one.py", "test_one.py")
+    for spelling in (("--report-dir", "a/b"), ("--report-dir=c/d",)):
+        assert project.runpytest_subprocess(*spelling, "-n", "1", "test_one.py").ret == pytest.ExitCode.OK
+    assert (project.path / "a/b/results.json").exists() and (project.path / "c/d/results.json").exists()
