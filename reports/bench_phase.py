@@ -144,7 +144,10 @@ class SerialPhase:
         reported = set()
         if stream.exists():
             for line in stream.read_text(encoding="utf-8").splitlines():
-                report = config.hook.pytest_report_from_serializable(config=config, data=json.loads(line))
+                data = json.loads(line)
+                if isinstance(data.get("longrepr"), list):  # a skip's (path, line, reason): JSON made it a list
+                    data["longrepr"] = tuple(data["longrepr"])
+                report = config.hook.pytest_report_from_serializable(config=config, data=data)
                 config.hook.pytest_runtest_logreport(report=report)
                 if report.when == "call" or not report.passed:
                     reported.add(report.nodeid)

@@ -103,7 +103,7 @@ def _matrices(cases: list[CaseResult]) -> list[str]:
     lines = []
     ran = {tier for tier, _ in _tiers(cases)[0]}
     for tier in TIER_ORDER:
-        if tier in ran:
+        if tier in ran and tier != "bench":  # the bandwidth table is the bench tier's matrix
             lines += _matrix([c for c in cases if c.tier == tier], tier)
     return lines
 

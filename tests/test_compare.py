@@ -137,3 +137,15 @@ def test_module_entry_point(tmp_path):
     assert bare.returncode == 2 and bare.stderr.startswith("usage: python -m reports")
     bad = run("compare", str(tmp_path / "nope"), str(NEW))
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and bad.stderr.startswith("reports compare: ")
+
+
+def test_an_interrupted_run_is_called_partial_before_anything_else(tmp_path, capsys):
+    """Cases an interrupted B never ran are gaps, not removals: the answer says so first."""
+    cut = {**json.loads(NEW.read_text()), "status": "interrupted", "collected": 40}
+    (tmp_path / "cut.json").write_text(json.dumps(cut))
+    assert cli.main(["compare", str(OLD), str(tmp_path / "cut.json")]) == 0
+    text = capsys.readouterr().out
+    assert section(text, "## Partial runs") == [
+        "- **B ended interrupted** after 27 of 40 cases (13 not run): cases missing from B were not run, not removed"
+    ]
+    assert text.index("## Partial runs") < text.index("## Outcomes")

@@ -71,3 +71,29 @@ def test_bad_input_is_one_line_and_touches_nothing(tmp_path, capsys, bad):
     assert err.startswith("reports releases: ") and "\n" not in err
     assert ("no such file" if bad == "missing-run" else "no release table markers") in err
     assert readme.read_text() == "no markers here\n"
+
+
+def _variant(tmp_path, name: str, **changes) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({**json.loads(NEW.read_text()), **changes}))
+    return path
+
+
+def test_two_runs_of_one_release_never_sum_the_newer_complete_one_is_shown(tmp_path):
+    """Two full runs of 4.8.1 (a re-run): the row shows one of them, and a note names the other."""
+    older = _variant(tmp_path, "older", started="2026-01-01T00:00:00+00:00", finished="2026-01-01T01:00:00+00:00")
+    newer = _variant(tmp_path, "newer", started="2026-01-02T00:00:00+00:00", finished="2026-01-02T01:00:00+00:00")
+    text = release_table.render([load(older), load(newer)])
+    table, notes = text.split("\n\n")
+    assert table + "\n" == release_table.render([load(NEW)])
+    assert "- 4.8.1 gpu: 2 runs; shown: the run started 2026-01-02T00:00:00+00:00, not: 2026-01-01T00:00:00+00:00" in notes
+
+
+def test_an_interrupted_run_is_marked_and_gives_way_to_a_complete_one(tmp_path):
+    interrupted = _variant(tmp_path, "cut", started="2026-01-03T00:00:00+00:00", finished="2026-01-03T00:10:00+00:00",
+                           status="interrupted", collected=100)
+    alone = release_table.render([load(interrupted)])
+    assert "| 4.8.1 | ⚠ interrupted: ✅ 2 · xfail 1 |" in alone
+    assert "- 4.8.1 host: the run started 2026-01-03T00:00:00+00:00 ended interrupted after 27 of 100 cases (73 not run)" in alone
+    beside_a_complete_run = release_table.render([load(interrupted), load(NEW)])
+    assert "⚠" not in beside_a_complete_run.split("\n\n")[0]

@@ -258,13 +258,48 @@ def section(text: str, title: str) -> list[str]:
     return text.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0].splitlines()
 
 
-def test_summary_matrix_is_stage_by_dtype_over_every_tier():
-    """One cell per stage and dtype: all good shows the count, anything bad shows bad/total."""
-    lines = section(summary.render(recorded("run_481.json")), "Matrix (stage x dtype)")
+def test_summary_matrix_is_stage_by_dtype_per_tier():
+    """One table per tier that ran matrix cases, so a compile-tier pass never reads as device
+    conformance; one cell per stage and dtype: all good shows the count, anything bad bad/total."""
+    text = summary.render(recorded("run_481.json"))
+    lines = section(text, "Matrix: gpu tier (stage x dtype)")
     assert lines[:4] == ["| stage | bf16 | fp32 | u8 |", "|---|---|---|---|",
-                         "| tv_remap | ✅ 4 | ✅ 3 |  |", "| tv | ✅ 1 |  |  |"]
-    assert "| predicated | ❌ 1/4 | ✅ 2 |  |" in lines
+                         "| tv_remap | ✅ 1 | ✅ 1 |  |", "| predicated | ❌ 1/2 | ✅ 1 |  |"]
     assert "| apply_mul_relu | ✅ 1 |  | xfail 1 |" in lines
+    assert section(text, "Matrix: compile tier (stage x dtype)")[2] == "| tv_remap | ✅ 1 | ✅ 1 |"
+    assert "## Matrix: bench tier" not in text  # the bandwidth table is its matrix
+
+
+def test_a_tier_that_only_skipped_has_no_matrix_and_the_verdict_says_why():
+    """What a CPU machine's run shows: the gpu tier's cases all skipped, so no gpu matrix (its
+    ✅-free skip cells would read like device results), and a verdict line naming the reason."""
+    data = recorded("run_481.json")
+    for c in data.cases:
+        if c.tier in ("gpu", "bench"):
+            c.outcome, c.reason = "skipped", NO_GPU
+    data.fingerprint["gpu"], data.exit_status = "no GPU", 0
+    text = summary.render(data)
+    assert "## Matrix: gpu tier" not in text and "## Matrix: compile tier" in text
+    assert text.splitlines()[2] == (
+        "**PASSED: 27 cases · ran: host 3, compile 4 · not run: gpu (9 skipped: no CUDA device); "
+        "bench (11 skipped: no CUDA device) · bandwidth: not measured · GPU: no GPU**"
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "head"),
+    [
+        pytest.param({"exit_status": 1}, "FAILED: 3 of 8 cases need a human", id="failed"),
+        pytest.param({"exit_status": 2, "status": "interrupted", "collected": 20}, "INTERRUPTED after 8 of 20 cases (12 not run)",
+                     id="interrupted"),
+        pytest.param({"exit_status": 1, "status": "stopped early", "collected": 9}, "STOPPED EARLY after 8 of 9 cases (1 not run)",
+                     id="maxfail"),
+    ],
+)
+def test_verdict_opens_with_how_the_run_ended(run, changes, head):
+    for name, value in changes.items():
+        setattr(run, name, value)
+    assert summary.verdict(run) == head + " · ran: host 3, compile 2, gpu 1 · bandwidth: not measured · GPU: no GPU"
 
 
 def test_summary_has_no_matrix_without_matrix_cases(run):

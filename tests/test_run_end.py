@@ -1,0 +1,128 @@
+"""A run always ends with a report that says what it checked: after an interrupt, and when a
+parallel run's bench cases are measured alone after the parallel part."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+pytestmark = pytest.mark.harness
+
+INTERRUPTED = """
+import pytest
+
+@pytest.mark.host
+@pytest.mark.parametrize("n", range(3))
+def test_before(n):
+    pass
+
+@pytest.mark.host
+def test_interrupts():
+    raise KeyboardInterrupt
+
+@pytest.mark.host
+@pytest.mark.parametrize("n", range(4))
+def test_after(n):
+    pass
+"""
+
+BENCH = """
+import os
+import pytest
+
+@pytest.mark.host
+def test_host():
+    pass
+
+@pytest.mark.bench
+def test_bench_measures(request):
+    request.node.user_properties.append(("pid", os.getpid()))
+
+@pytest.mark.bench
+def test_bench_regressed():
+    assert False, "slower than the baseline"
+"""
+
+SERIAL_PHASE_DIES = """
+import os
+import pytest
+
+@pytest.mark.bench
+def test_bench_first():
+    os._exit(1)
+
+@pytest.mark.bench
+def test_bench_second():
+    pass
+"""
+
+# the GPU as the harness sees it, stubbed at its one boundary: the bench tier then runs on a CPU
+FAKE_GPU = "from fixtures import device\n\ndevice.gpu_unavailable = lambda: None\n"
+
+
+def results(path) -> dict:
+    return json.loads((path / "results.json").read_text())
+
+
+@pytest.mark.parametrize("parallel", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_an_interrupted_run_writes_a_report_that_says_so(project, parallel):
+    project.makepyfile(test_interrupted=INTERRUPTED)
+    out = project.path / "out"
+    result = project.runpytest_subprocess(*parallel, "--report-dir", str(out), "test_interrupted.py")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    data = results(out)
+    assert (data["status"], data["collected"], data["exit_status"]) == ("interrupted", 8, 2)
+    assert data["not_run"] == 8 - len(data["cases"]) > 0
+    verdict = (out / "summary.md").read_text().splitlines()[2]
+    assert verdict.startswith(f"**INTERRUPTED after {len(data['cases'])} of 8 cases ({data['not_run']} not run)")
+    result.stdout.fnmatch_lines(["INTERRUPTED after * of 8 cases (* not run) *"])
+
+
+@pytest.fixture
+def bench_project(project, monkeypatch):
+    project.makepyfile(fake_gpu=FAKE_GPU)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p fake_gpu --arch sm_90a")  # the serial phase inherits it too
+    return project
+
+
+def test_a_parallel_runs_bench_cases_run_alone_after_it_into_one_report(bench_project):
+    """``-n 2`` with bench cases: workers leave them out, one process measures them once the
+    workers are done, and the run's exit status, results.json and junit.xml hold every case."""
+    bench_project.makepyfile(test_mixed=BENCH)
+    out = bench_project.path / "out"
+    result = bench_project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_mixed.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*bench phase: 2 bench cases, measured alone after the parallel part*"])
+    data = results(out)
+    assert data["status"] == "complete" and data["collected"] == 3
+    outcomes = {c["nodeid"].split("::")[1]: (c["outcome"], c["tier"]) for c in data["cases"]}
+    assert outcomes == {"test_host": ("passed", "host"), "test_bench_measures": ("passed", "bench"),
+                        "test_bench_regressed": ("failed", "bench")}
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "0")
+    assert "ran: host 1, bench 2" in (out / "summary.md").read_text()
+
+
+def test_bench_cases_the_serial_phase_never_reported_fail(bench_project):
+    """A serial phase that dies leaves no gap: each case it did not report fails, saying why."""
+    bench_project.makepyfile(test_dies=SERIAL_PHASE_DIES)
+    out = bench_project.path / "out"
+    result = bench_project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_dies.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    cases = {c["nodeid"].split("::")[1]: c for c in results(out)["cases"]}
+    assert {name: c["outcome"] for name, c in cases.items()} == {"test_bench_first": "failed", "test_bench_second": "failed"}
+    assert cases["test_bench_second"]["message"].startswith("bench phase: this case was not measured (the serial bench "
+                                                            "process exited 1")
+
+
+def test_without_a_gpu_a_parallel_runs_bench_cases_skip_for_that_reason(project):
+    """No GPU: the serial phase skips them as a worker would, and the verdict says bandwidth was not measured."""
+    project.makepyfile(test_mixed=BENCH)
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_mixed.py")
+    assert result.ret == pytest.ExitCode.OK
+    data = results(out)
+    assert data["counts"] == {"passed": 1, "skipped": 2}
+    verdict = (out / "summary.md").read_text().splitlines()[2]
+    assert "not run: bench (2 skipped: no CUDA device" in verdict
+    assert "bandwidth: not measured" in verdict
