@@ -2,9 +2,15 @@
 
 A baseline is what pytest-benchmark writes for a run (machine_info, benchmarks with stats and
 extra_info), with the harness's fingerprint added to machine_info so it can be matched to an
-install. Each benchmark's extra_info is the case's bandwidth record (``fixtures.bench.figures``).
+install, plus ``cute_harness_runs``: the figures of every run saved into it, each from its own
+machine start. Two starts of the same machine differ by more than one run's noise (memory
+placement, clocks), so a case is judged against the median of several starts and their spread
+(``CaseReference``), never against one start's figure. A file without the runs list (one saved
+before they existed) reads as one run.
+
 Loading refuses, in one line, a file that is not such a baseline and one recorded on another
-GPU model; saving is atomic and merges by case, so a partial run refreshes only what it measured.
+GPU model; saving is atomic, adds this run to the same install's earlier ones (a later save
+from the same machine start replaces that start's run) and merges the benchmarks by case.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +26,9 @@ from reports import atomic
 
 FOLDER = Path(__file__).parent / "baselines"
 FINGERPRINT_KEY = "cute_harness_fingerprint"
+RUNS_KEY = "cute_harness_runs"
+MIN_RUNS = 3  # machine starts a case's reference needs before its spread is trusted
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 # what the gate reads of each case, and what a usable value of it is
 _REQUIRED = {
     "case": ("a case id", lambda v: isinstance(v, str) and bool(v)),
@@ -37,15 +47,94 @@ class BaselineError(ValueError):
     """A baseline that cannot be used, with the one-line reason."""
 
 
+@dataclass(frozen=True)
+class Figures:
+    """One case as one run measured it: what the gate needs of it."""
+
+    gbps: float
+    median_s: float
+    spread_s: float
+    samples: int
+
+    @property
+    def median_error(self) -> float:
+        """Relative standard error of the run's median (robust sigma from the IQR)."""
+        sigma = self.spread_s / _IQR_PER_SIGMA / self.median_s
+        return _MEDIAN_EFFICIENCY * sigma / math.sqrt(self.samples)
+
+    @classmethod
+    def of(cls, record: dict) -> Figures:
+        return cls(*(record[k] for k in _FIGURES))
+
+
+_MEDIAN_EFFICIENCY = 1.2533  # the median's standard error over the mean's, for normal noise
+_IQR_PER_SIGMA = 1.349
+_FIGURES = ("gbps", "median_s", "spread_s", "samples")
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """One run saved into a baseline: when, on which machine start, and its figures per case."""
+
+    saved: str
+    boot_id: str  # the machine start it ran on ("" where unknown)
+    cases: dict[str, Figures]
+
+    def to_json(self) -> dict:
+        return {"saved": self.saved, "boot_id": self.boot_id,
+                "cases": {case: {k: getattr(f, k) for k in _FIGURES} for case, f in self.cases.items()}}
+
+
+@dataclass(frozen=True)
+class CaseReference:
+    """What one case is judged against: its figures over the baseline's runs."""
+
+    case: str
+    runs: tuple[Figures, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.runs)
+
+    @property
+    def gbps(self) -> float:
+        """The median over runs: one outlying start moves it little."""
+        return statistics.median(f.gbps for f in self.runs)
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(f.median_s for f in self.runs)
+
+    @property
+    def spread_pct(self) -> float:
+        """Lowest to highest run, in percent of the reference."""
+        rates = [f.gbps for f in self.runs]
+        return 100 * (max(rates) - min(rates)) / self.gbps
+
+    @property
+    def between_sigma(self) -> float:
+        """Relative standard deviation between runs (machine starts); 0 with one run."""
+        return statistics.stdev(f.gbps for f in self.runs) / self.gbps if self.count > 1 else 0.0
+
+    @property
+    def median_error(self) -> float:
+        return statistics.median(f.median_error for f in self.runs)
+
+
 @dataclass
 class Baseline:
     path: Path
     fingerprint: dict
-    document: dict  # the pytest-benchmark JSON
+    document: dict  # the pytest-benchmark JSON, with the runs list
+    runs: list[SavedRun]
 
     @property
-    def entries(self) -> dict[str, dict]:
-        return {b["extra_info"]["case"]: b["extra_info"] for b in self.document["benchmarks"]}
+    def references(self) -> dict[str, CaseReference]:
+        found: dict[str, list[Figures]] = {}
+        for run in self.runs:
+            for case, figures in run.cases.items():
+                found.setdefault(case, []).append(figures)
+        return {case: CaseReference(case, tuple(figures)) for case, figures in found.items()}
 
 
 def slug(fp: dict) -> str:
@@ -76,10 +165,38 @@ def load(path: Path) -> Baseline:
         missing = [k for k in _REQUIRED if not isinstance(info, dict) or k not in info]
         if missing:
             raise BaselineError(f"baseline {path}: benchmark {i} lacks extra_info {', '.join(missing)}")
-        for key, (wanted, valid) in _REQUIRED.items():
-            if not valid(info[key]):
-                raise BaselineError(f"baseline {path}: benchmark {i} extra_info.{key} is {info[key]!r}, expected {wanted}")
-    return Baseline(Path(path), fp, document)
+        _check_values(path, f"benchmark {i} extra_info", info, _REQUIRED)
+    return Baseline(Path(path), fp, document, _runs(path, document))
+
+
+def _check_values(path: Path, where: str, record: dict, rules: dict) -> None:
+    for key, (wanted, valid) in rules.items():
+        if key not in record:
+            raise BaselineError(f"baseline {path}: {where} lacks {key}")
+        if not valid(record[key]):
+            raise BaselineError(f"baseline {path}: {where}.{key} is {record[key]!r}, expected {wanted}")
+
+
+def _runs(path: Path, document: dict) -> list[SavedRun]:
+    """The saved runs; a file from before the runs list is one run of its benchmarks."""
+    if RUNS_KEY not in document:
+        cases = {b["extra_info"]["case"]: Figures.of(b["extra_info"]) for b in document["benchmarks"]}
+        return [SavedRun(str(document.get("datetime", "")), "", cases)]
+    runs = document[RUNS_KEY]
+    if not isinstance(runs, list) or not runs:
+        raise BaselineError(f"baseline {path}: {RUNS_KEY} is not a non-empty list")
+    rules = {k: v for k, v in _REQUIRED.items() if k != "case"}
+    loaded = []
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict) or not isinstance(run.get("cases"), dict) or not run["cases"]:
+            raise BaselineError(f"baseline {path}: {RUNS_KEY}[{i}] has no cases")
+        for case, record in run["cases"].items():
+            if not isinstance(record, dict):
+                raise BaselineError(f"baseline {path}: {RUNS_KEY}[{i}] case {case!r} is not an object")
+            _check_values(path, f"{RUNS_KEY}[{i}] case {case!r}", record, rules)
+        cases = {case: Figures.of(record) for case, record in run["cases"].items()}
+        loaded.append(SavedRun(str(run.get("saved", "")), str(run.get("boot_id", "")), cases))
+    return loaded
 
 
 def check_comparable(baseline: Baseline, fp: dict) -> None:
@@ -106,15 +223,31 @@ def select(choice: str, fp: dict, folder: Path = FOLDER) -> tuple[Baseline | Non
     return baseline, f"compared with {path}"
 
 
-def merge(document: dict, fp: dict, previous: Baseline | None) -> dict:
-    """``document`` (this run's pytest-benchmark JSON) plus the cases of ``previous`` it did not
-    measure, when ``previous`` is the same install's baseline."""
+def machine_start() -> str:
+    """This machine start's id (Linux's boot id), so two saves from one start count as one run."""
+    try:
+        return _BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
+
+
+def merge(document: dict, fp: dict, previous: Baseline | None, run: SavedRun, replace: bool = False) -> dict:
+    """The baseline to save: ``document`` (this run's pytest-benchmark JSON) plus the cases of
+    ``previous`` it did not measure, and ``run`` added to ``previous``'s runs, when ``previous``
+    is the same install's baseline and ``replace`` does not start over. A run of ``previous``
+    from the same machine start as ``run`` gives way to it: starts, not saves, are what count."""
     document = {**document, "machine_info": {**document.get("machine_info", {}), FINGERPRINT_KEY: fp}}
-    if previous is None or slug(previous.fingerprint) != slug(fp):
-        return document
+    if previous is None or replace or slug(previous.fingerprint) != slug(fp):
+        return {**document, RUNS_KEY: [run.to_json()]}
     measured = {b["extra_info"]["case"] for b in document["benchmarks"]}
     kept = [b for b in previous.document["benchmarks"] if b["extra_info"]["case"] not in measured]
-    return {**document, "benchmarks": kept + document["benchmarks"]}
+    earlier = [r for r in previous.runs if not (run.boot_id and r.boot_id == run.boot_id)]
+    return {**document, "benchmarks": kept + document["benchmarks"], RUNS_KEY: [r.to_json() for r in [*earlier, run]]}
+
+
+def run_of(document: dict, saved: str, boot_id: str) -> SavedRun:
+    """This run's figures from its pytest-benchmark JSON (each benchmark's extra_info)."""
+    return SavedRun(saved, boot_id, {b["extra_info"]["case"]: Figures.of(b["extra_info"]) for b in document["benchmarks"]})
 
 
 def save(path: Path, document: dict) -> None:

@@ -131,6 +131,8 @@ class SerialPhase:
         save = config.getoption("--bandwidth-save")
         if save is not None:
             args.append("--bandwidth-save" if save == "auto" else f"--bandwidth-save={save}")
+        if config.getoption("--replace"):
+            args.append("--replace")
         return args + list(self.deferred)
 
     def run(self, session: pytest.Session) -> None:

@@ -1,10 +1,10 @@
 """The bench tier's options and baseline handling, as a pytest plugin.
 
 ``--bandwidth-baseline`` picks the baseline at start (a bad or foreign one stops the run in
-one line), each bench case asks ``judge`` for its verdict, and ``--bandwidth-save`` writes
-the run's pytest-benchmark JSON as this install's baseline at the end, atomically, and only
-when every bench case passed and the run was not interrupted: a failed or killed run leaves
-the previous baseline as it was.
+one line), each bench case asks ``judge`` for its verdict, and ``--bandwidth-save`` adds the
+run to this install's baseline at the end (``--replace``: starts it over), atomically, and
+only when every bench case passed and the run was not interrupted: a failed or killed run
+leaves the previous baseline as it was.
 """
 
 from __future__ import annotations
@@ -35,6 +35,12 @@ def add_options(group) -> None:
         help="save this run's bandwidth as a baseline (default path: reports/baselines/<this install>.json)",
     )
     group.addoption(
+        "--replace",
+        action="store_true",
+        default=False,
+        help="with --bandwidth-save: start the baseline over from this run instead of adding this run to it",
+    )
+    group.addoption(
         "--bandwidth-threshold",
         action="append",
         default=[],
@@ -58,6 +64,7 @@ class BenchOptions:
     baseline_choice: str  # auto, none, or a path (already loaded into ``named_baseline``)
     named_baseline: baseline_mod.Baseline | None
     save_choice: str | None  # None, auto, or a path
+    replace: bool  # start the saved baseline over instead of adding this run
     plant_fraction: float | None
 
 
@@ -73,7 +80,9 @@ def parse_options(config: pytest.Config) -> BenchOptions:
     save = config.getoption("--bandwidth-save")
     if save not in (None, "auto"):
         atomic.writable_file("--bandwidth-save", Path(save))
-    return BenchOptions(overrides, choice, named, save, fraction)
+    if config.getoption("--replace") and save is None:
+        raise ValueError("--replace: only means something with --bandwidth-save (start its baseline over)")
+    return BenchOptions(overrides, choice, named, save, config.getoption("--replace"), fraction)
 
 
 class BenchGate:
@@ -90,7 +99,8 @@ class BenchGate:
         if self.plant_fraction is not None and self.baseline is None:
             raise ValueError(f"--bandwidth-plant-slowdown needs a baseline to size the slowdown ({self.note})")
         self.save_path, self._previous = self._save_target(options.save_choice)
-        self._entries = self.baseline.entries if self.baseline else {}
+        self.replace = options.replace
+        self._references = self.baseline.references if self.baseline else {}
         self._bench_failed = 0
         self._bench_ran = 0
         self.saved_line = ""
@@ -110,18 +120,18 @@ class BenchGate:
             raise ValueError(f"--bandwidth-save: refusing to replace it: {exc}") from None
         return path, previous
 
-    def entry(self, case: str) -> dict | None:
-        return self._entries.get(case)
+    def reference(self, case: str) -> baseline_mod.CaseReference | None:
+        return self._references.get(case)
 
     def judge(self, figures: dict) -> dict:
         case = figures["case"]
-        return gate.judge(figures, self.entry(case), gate.override_for(case, self.overrides))
+        return gate.judge(figures, self.reference(case), gate.override_for(case, self.overrides))
 
     def info(self) -> dict:
         """What results.json records of the comparison."""
         if self.baseline is None:
             return {"note": self.note}
-        return {"path": str(self.baseline.path), "fingerprint": self.baseline.fingerprint}
+        return {"path": str(self.baseline.path), "fingerprint": self.baseline.fingerprint, "runs": len(self.baseline.runs)}
 
     @pytest.hookimpl
     def pytest_benchmark_update_machine_info(self, config, machine_info: dict) -> None:
@@ -157,8 +167,11 @@ class BenchGate:
             )
             for bench in document["benchmarks"]:  # a matrix Case is kept by its id
                 bench["params"] = {k: getattr(v, "id", v) for k, v in (bench.get("params") or {}).items()}
-            baseline_mod.save(path, baseline_mod.merge(document, self.fingerprint, self._previous))
-            self.saved_line = f"baseline saved: {path} ({len(benchmarks)} cases measured)"
+            run = baseline_mod.run_of(document, document.get("datetime", ""), baseline_mod.machine_start())
+            merged = baseline_mod.merge(document, self.fingerprint, self._previous, run, self.replace)
+            baseline_mod.save(path, merged)
+            self.saved_line = (f"baseline saved: {path} ({len(benchmarks)} cases measured; the baseline now holds "
+                               f"{len(merged[baseline_mod.RUNS_KEY])} runs, each from its own machine start)")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:

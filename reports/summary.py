@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from reports.baseline import MIN_RUNS
 from reports.model import CaseResult, RunResult
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
@@ -144,7 +145,8 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
     lines = ["", "## Bandwidth", "", _bandwidth_context(run, rows), ""]
     header = ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "placement spread %", "samples"]
     if compared:
-        header += ["baseline GB/s", "delta %", "threshold %", "verdict"]
+        header += ["baseline GB/s", "baseline runs", "start spread %", "delta %", "threshold % (smallest slowdown caught)",
+                   "verdict"]
     lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for b in rows:
         samples = f"{b['samples']} ({b['throttled']} throttled)" if b.get("throttled") else str(b["samples"])
@@ -153,8 +155,13 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
                  _number(b.get("placement_spread_pct")), samples]
         if compared:
             verdict = b.get("verdict", "")
-            cells += [_number(b.get("baseline_gbps"), ".0f"), _number(b.get("delta_pct"), "+.1f"),
-                      _number(b.get("threshold_pct")), f"**{verdict}**" if verdict == "slower" else verdict]
+            runs = b.get("baseline_runs")
+            shown = f"**{verdict}**" if verdict == "slower" else verdict
+            if runs is not None and runs < MIN_RUNS:
+                shown += f" (baseline from {runs} run{'s' if runs > 1 else ''})"
+            cells += [_number(b.get("baseline_gbps"), ".0f"), "–" if runs is None else str(runs),
+                      _number(b.get("baseline_spread_pct")), _number(b.get("delta_pct"), "+.1f"),
+                      _number(b.get("threshold_pct")), shown]
         lines.append("| " + " | ".join(cells) + " |")
     if images:
         lines += [""] + [f"![{Path(image).stem}]({Path(image).name})" for image in images]
@@ -170,7 +177,8 @@ def _bandwidth_context(run: RunResult, rows: list[dict]) -> str:
     if "path" in run.baseline:
         base = f"baseline `{run.baseline['path']}`"
         dsl = run.baseline.get("fingerprint", {}).get("dsl")
-        base += f" (dsl {dsl})" if dsl else ""
+        runs = run.baseline.get("runs")
+        base += " (" + ", ".join(filter(None, [f"dsl {dsl}" if dsl else "", f"{runs} runs" if runs else ""])) + ")"
     else:
         base = f"baseline: none ({run.baseline.get('note', 'not recorded')})"
     return f"Ceiling (D2D copy, this session): **{ceiling} GB/s** · spec peak: {peak} · {base}"

@@ -3,6 +3,7 @@ and the one private pytest-benchmark call the tier relies on."""
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -71,33 +72,60 @@ def test_last_matching_override_wins():
 
 
 def docstring_median_error(r: dict) -> float:
-    """The module docstring's formula: 1.2533 x sigma / sqrt(samples), sigma = IQR / 1.349 (relative)."""
+    """The documented formula: 1.2533 x sigma / sqrt(samples), sigma = IQR / 1.349 (relative)."""
     return 1.2533 * (r["spread_s"] / 1.349 / r["median_s"]) / math.sqrt(r["samples"])
+
+
+def reference(*records: dict) -> baseline.CaseReference:
+    """A case's reference over runs, one record per machine start."""
+    return baseline.CaseReference("naive-bf16", tuple(baseline.Figures.of(r) for r in records))
+
+
+def quiet_reference(*rates: float) -> baseline.CaseReference:
+    return reference(*(record(rate) for rate in rates))
 
 
 def test_median_error_follows_the_documented_formula():
     r = record(100.0, median_s=2e-3, spread_s=1e-4, samples=25)
-    assert gate.median_error(r) == pytest.approx(docstring_median_error(r))
-    assert gate.median_error({**r, "samples": 100}) == pytest.approx(gate.median_error(r) / 2)
+    assert baseline.Figures.of(r).median_error == pytest.approx(docstring_median_error(r))
+    assert baseline.Figures.of({**r, "samples": 100}).median_error == pytest.approx(docstring_median_error(r) / 2)
 
 
-def test_quiet_records_get_the_floor():
-    """Within-run noise cannot see run-to-run drift: a near-noiseless pair still gets FLOOR_PCT."""
-    quiet = record(100.0, spread_s=1e-7, samples=100)
-    assert gate.threshold_pct(quiet, quiet) == gate.FLOOR_PCT
+def test_the_reference_is_the_median_of_the_runs_and_knows_their_spread():
+    """One outlying start moves the reference little; the spread and the count say how far to trust it."""
+    ref = quiet_reference(100.0, 97.5, 100.4)
+    assert ref.gbps == 100.0 and ref.count == 3
+    assert ref.spread_pct == pytest.approx(2.9)
+    assert ref.between_sigma == pytest.approx(statistics.stdev([100.0, 97.5, 100.4]) / 100.0)
+    assert quiet_reference(100.0).between_sigma == 0.0
 
 
-def test_noise_widens_the_threshold():
-    """Noisy medians combine in quadrature, scaled by NOISE_SIGMAS, and the result replaces the floor."""
+def test_quiet_runs_from_enough_starts_get_the_floor():
+    """Starts that agree closely and quiet medians: the floor, which in-run noise cannot see below."""
+    assert gate.threshold_pct(baseline.Figures.of(record(100.0)), quiet_reference(100.0, 100.1, 99.9)) == gate.FLOOR_PCT
+
+
+def test_a_baseline_from_too_few_starts_gets_the_wider_floor():
+    now = baseline.Figures.of(record(100.0))
+    for rates in ((100.0,), (100.0, 100.1)):
+        assert gate.threshold_pct(now, quiet_reference(*rates)) == gate.FEW_RUNS_FLOOR_PCT
+    assert gate.FEW_RUNS_FLOOR_PCT > gate.FLOOR_PCT
+
+
+def test_spread_between_starts_widens_the_threshold():
+    """A case that moves between machine starts is judged by that movement, not by in-run noise."""
+    ref = quiet_reference(100.0, 99.0, 101.0, 100.5)
+    expected = gate.NOISE_SIGMAS * 100 * ref.between_sigma
+    assert expected > gate.FLOOR_PCT
+    assert gate.threshold_pct(baseline.Figures.of(record(100.0)), ref) == pytest.approx(expected)
+
+
+def test_noise_and_spread_add_in_quadrature():
     noisy = record(100.0, spread_s=1e-4, samples=25)
-    quiet = record(100.0, spread_s=0.0, samples=25)
-    both = gate.NOISE_SIGMAS * 100 * math.hypot(docstring_median_error(noisy), docstring_median_error(noisy))
-    assert both > gate.FLOOR_PCT
-    assert gate.threshold_pct(noisy, noisy) == pytest.approx(both)
-    one = gate.NOISE_SIGMAS * 100 * docstring_median_error(noisy)
-    assert one > gate.FLOOR_PCT
-    assert gate.threshold_pct(noisy, quiet) == pytest.approx(one)
-    assert gate.threshold_pct(quiet, noisy) == pytest.approx(one)
+    ref = reference(noisy, {**noisy, "gbps": 99.0}, {**noisy, "gbps": 101.0})
+    err = docstring_median_error(noisy)
+    expected = gate.NOISE_SIGMAS * 100 * math.sqrt(ref.between_sigma**2 + 2 * err**2)
+    assert gate.threshold_pct(baseline.Figures.of(noisy), ref) == pytest.approx(expected)
 
 
 def test_a_case_without_baseline_is_new():
@@ -109,21 +137,25 @@ def test_a_case_without_baseline_is_new():
     [(98.1, "same"), (97.9, "slower"), (101.9, "same"), (102.1, "faster")],
 )
 def test_verdict_around_the_threshold(gbps, verdict):
-    """Quiet records are judged against the floor: a change within it is the same bandwidth."""
-    judged = gate.judge(record(gbps), record(100.0))
+    """Quiet runs from three starts are judged against the floor: a change within it is the same bandwidth."""
+    judged = gate.judge(record(gbps), quiet_reference(100.0, 100.0, 100.0))
     assert judged["verdict"] == verdict
-    assert judged["baseline_gbps"] == 100.0
+    assert (judged["baseline_gbps"], judged["baseline_runs"], judged["baseline_spread_pct"]) == (100.0, 3, 0.0)
     assert judged["delta_pct"] == pytest.approx(gbps - 100.0)
     assert judged["threshold_pct"] == gate.FLOOR_PCT
 
 
+def test_a_planted_3pct_slowdown_is_slower_against_starts_that_agree():
+    """The gate's promise on the bandwidth-bound size: starts within about 1% of each other, a 3% drop called."""
+    judged = gate.judge(record(97.0), quiet_reference(100.0, 100.6, 99.7))
+    assert judged["verdict"] == "slower"
+
+
 def test_override_replaces_the_derived_threshold():
-    """A per-case override can both widen and narrow the band, noise notwithstanding."""
-    noisy = record(100.0, spread_s=1e-4, samples=25)
-    assert gate.threshold_pct(noisy, noisy) > 3
-    wide = gate.judge(record(95.0), record(100.0), override=6.0)
+    """A per-case override can both widen and narrow the band, spread notwithstanding."""
+    wide = gate.judge(record(95.0), quiet_reference(100.0), override=6.0)
     assert (wide["verdict"], wide["threshold_pct"]) == ("same", 6.0)
-    narrow = gate.judge({**noisy, "gbps": 97.0}, noisy, override=1.0)
+    narrow = gate.judge(record(97.0), quiet_reference(100.0, 95.0, 105.0), override=1.0)
     assert (narrow["verdict"], narrow["threshold_pct"]) == ("slower", 1.0)
 
 
@@ -147,6 +179,10 @@ def test_override_replaces_the_derived_threshold():
         pytest.param(document(install(), {**record(100.0), "samples": 2.5}), "extra_info.samples is 2.5, expected a positive integer",
                      id="samples-not-an-int"),
         pytest.param(document(install(), {**record(100.0), "median_s": float("nan")}), "extra_info.median_s is nan", id="median-nan"),
+        pytest.param({**document(install(), record(100.0)), baseline.RUNS_KEY: []}, f"{baseline.RUNS_KEY} is not a non-empty list",
+                     id="runs-empty"),
+        pytest.param({**document(install(), record(100.0)), baseline.RUNS_KEY: [{"cases": {"a": {"gbps": 1.0}}}]},
+                     f"{baseline.RUNS_KEY}[0] case 'a' lacks median_s", id="run-case-incomplete"),
     ],
 )
 def test_load_refuses_in_one_line(tmp_path, content, reason):
@@ -166,7 +202,7 @@ def test_load_refuses_in_one_line(tmp_path, content, reason):
 def test_committed_baseline_loads_under_its_install_name(path):
     """``--bandwidth-baseline auto`` finds a committed baseline only by the name its fingerprint gives."""
     loaded = baseline.load(path)
-    assert loaded.entries
+    assert loaded.references and loaded.runs
     assert path.name == baseline.default_path(loaded.fingerprint).name
 
 
@@ -199,7 +235,7 @@ def test_select_auto_finds_this_installs_file(tmp_path):
     fp = install()
     path = write(baseline.default_path(fp, tmp_path), document(fp, record(100.0, case="tv-fp16")))
     chosen, note = baseline.select("auto", fp, tmp_path)
-    assert chosen.path == path and set(chosen.entries) == {"tv-fp16"}
+    assert chosen.path == path and set(chosen.references) == {"tv-fp16"}
     assert note == f"compared with {path}"
 
 
@@ -207,7 +243,7 @@ def test_select_explicit_path_loads_and_checks_it(tmp_path):
     """An explicit file may be another install's (older driver), but not another GPU's."""
     path = write(tmp_path / "older.json", document(install(driver="570.1"), record(90.0)))
     chosen, note = baseline.select(str(path), install(), tmp_path / "unused")
-    assert chosen.entries["naive-bf16"]["gbps"] == 90.0
+    assert chosen.references["naive-bf16"].gbps == 90.0
     assert note == f"compared with {path}"
     with pytest.raises(baseline.BaselineError, match="not comparable across GPU models"):
         baseline.select(str(path), install(FOREIGN_GPU), tmp_path / "unused")
@@ -217,14 +253,41 @@ def cases(doc: dict) -> list[tuple[str, float]]:
     return sorted((b["extra_info"]["case"], b["extra_info"]["gbps"]) for b in doc["benchmarks"])
 
 
-def test_merge_keeps_unmeasured_cases_of_the_same_install(tmp_path):
-    """A partial run refreshes what it measured and keeps the rest of this install's baseline."""
+def saved_run(doc: dict, boot_id: str, saved: str = "2026-01-01") -> baseline.SavedRun:
+    return baseline.run_of(doc, saved, boot_id)
+
+
+def test_merge_keeps_unmeasured_cases_and_adds_the_run(tmp_path):
+    """A partial run refreshes the benchmarks it measured, keeps the rest, and joins the earlier runs."""
     fp = install()
     previous = baseline.load(write(tmp_path / "prev.json", document(fp, record(1.0, case="a"), record(2.0, case="b"))))
-    run = {"machine_info": {"cpu": "x"}, "benchmarks": document(fp, record(20.0, case="b"), record(30.0, case="c"))["benchmarks"]}
-    merged = baseline.merge(run, fp, previous)
+    this = {"machine_info": {"cpu": "x"}, "benchmarks": document(fp, record(20.0, case="b"), record(30.0, case="c"))["benchmarks"]}
+    merged = baseline.merge(this, fp, previous, saved_run(this, "start-2"))
     assert cases(merged) == [("a", 1.0), ("b", 20.0), ("c", 30.0)]
     assert merged["machine_info"] == {"cpu": "x", baseline.FINGERPRINT_KEY: fp}
+    refs = baseline.load(write(tmp_path / "merged.json", merged)).references
+    assert {case: [f.gbps for f in ref.runs] for case, ref in refs.items()} == {"a": [1.0], "b": [2.0, 20.0], "c": [30.0]}
+
+
+def test_three_starts_make_three_runs_and_a_second_save_from_one_start_replaces_its_run(tmp_path):
+    fp = install()
+    path = tmp_path / "b.json"
+    previous = None
+    for boot_id, rate in (("start-1", 100.0), ("start-2", 101.0), ("start-2", 99.0), ("start-3", 100.5)):
+        doc = document(fp, record(rate))
+        baseline.save(path, baseline.merge(doc, fp, previous, saved_run(doc, boot_id)))
+        previous = baseline.load(path)
+    assert [(r.boot_id, r.cases["naive-bf16"].gbps) for r in previous.runs] == [
+        ("start-1", 100.0), ("start-2", 99.0), ("start-3", 100.5)]
+    assert previous.references["naive-bf16"].gbps == 100.0
+
+
+def test_replace_starts_the_baseline_over(tmp_path):
+    fp = install()
+    previous = baseline.load(write(tmp_path / "prev.json", document(fp, record(1.0, case="a"))))
+    doc = document(fp, record(30.0, case="c"))
+    merged = baseline.merge(doc, fp, previous, saved_run(doc, "start-9"), replace=True)
+    assert cases(merged) == [("c", 30.0)] and len(merged[baseline.RUNS_KEY]) == 1
 
 
 @pytest.mark.parametrize("previous_fp", [install(driver="570.1"), None], ids=["other-install", "no-previous"])
@@ -232,9 +295,17 @@ def test_merge_keeps_nothing_from_another_install(tmp_path, previous_fp):
     """Figures of another driver (or none at all) must not pass for this install's."""
     fp = install()
     previous = previous_fp and baseline.load(write(tmp_path / "prev.json", document(previous_fp, record(1.0, case="a"))))
-    merged = baseline.merge({"benchmarks": document(fp, record(30.0, case="c"))["benchmarks"]}, fp, previous)
+    doc = {"benchmarks": document(fp, record(30.0, case="c"))["benchmarks"]}
+    merged = baseline.merge(doc, fp, previous, saved_run(doc, "start-1"))
     assert cases(merged) == [("c", 30.0)]
     assert merged["machine_info"][baseline.FINGERPRINT_KEY] == fp
+    assert [set(r["cases"]) for r in merged[baseline.RUNS_KEY]] == [{"c"}]
+
+
+def test_a_file_without_runs_reads_as_one_run(tmp_path):
+    """A baseline saved before runs were kept is one machine start's figures."""
+    loaded = baseline.load(write(tmp_path / "old.json", {**document(install(), record(7.0)), "datetime": "2026-11-23"}))
+    assert [(r.saved, r.boot_id, r.cases["naive-bf16"].gbps) for r in loaded.runs] == [("2026-11-23", "", 7.0)]
 
 
 def test_save_replaces_atomically_and_round_trips(tmp_path):
@@ -273,6 +344,7 @@ def bench_usage_error(project, usage_error):
         pytest.param(("--bandwidth-threshold", "x=nan"), "ERROR: --bandwidth-threshold 'x=nan': expected", id="threshold-nan"),
         pytest.param(("--bandwidth-threshold", "x=inf"), "ERROR: --bandwidth-threshold 'x=inf': expected", id="threshold-inf"),
         pytest.param(("--bandwidth-save", "/proc/nope/b.json"), "ERROR: --bandwidth-save /proc/nope/b.json: folder", id="save-nowhere"),
+        pytest.param(("--replace",), "ERROR: --replace: only means something with --bandwidth-save", id="replace-alone"),
         pytest.param(
             ("--bandwidth-baseline", "/nonexistent.json"), "ERROR: baseline /nonexistent.json: cannot read it", id="missing-baseline"
         ),

@@ -52,12 +52,12 @@ def measure_and_judge(request, benchmark, bench_context, planted):
     gate = request.config.harness_bench_gate
 
     def run(workload: bench.Workload, **labels) -> dict:
-        base = gate.entry(workload.name)
+        base = gate.reference(workload.name)
         slow_down = None
         if planted is not None and base is not None:
 
             def slow_down(t: bench.Timed) -> bench.Launch:
-                return planted.wrap(t.work, base["median_s"], t.launches_per_sample)
+                return planted.wrap(t.work, base.median_s, t.launches_per_sample)
 
         held = []  # earlier placements stay allocated, so a re-measurement lands elsewhere
         for attempt in range(1 + CONFIRMATIONS):
