@@ -16,24 +16,27 @@ import cutlass
 import cutlass.cute as cute
 import torch
 
+from fixtures import values
 from fixtures.dtypes import DTYPES
 from fixtures.ops import Op
 from fixtures.stages import STAGES, Stage
 
-HALF_PRECISION_DROP = {"Float16": 13, "BFloat16": 16}  # fp32 mantissa bits the narrow type does not keep
+OUTWARD = 1 + 2.0**-23  # one fp32 ulp up in relative terms: a halfway fp32 sum leaves the tie
 
 
-def _finfo(dsl_type) -> torch.finfo:
-    return torch.finfo(next(d.torch for d in DTYPES.values() if d.cutlass == dsl_type.__name__))
+def _info(dsl_type):
+    """torch's finfo or iinfo of a DSL element type (the same in every DSL release)."""
+    dtype = next(d.torch for d in DTYPES.values() if d.cutlass == dsl_type.__name__)
+    return torch.finfo(dtype) if dtype.is_floating_point else torch.iinfo(dtype)
 
 
 def saturating_add(a, b):
     """Clamps to the type's range instead of wrapping."""
-    t = a.dtype
+    info = _info(a.dtype)
     wide = a.to(cutlass.Int64) + b.to(cutlass.Int64)
-    wide = cute.where(wide > t.max, cute.full_like(wide, t.max), wide)
-    wide = cute.where(wide < t.min, cute.full_like(wide, t.min), wide)
-    return wide.to(t)
+    wide = cute.where(wide > info.max, cute.full_like(wide, info.max), wide)
+    wide = cute.where(wide < info.min, cute.full_like(wide, info.min), wide)
+    return wide.to(a.dtype)
 
 
 def zero_skipping_mul(a, b):
@@ -44,7 +47,8 @@ def zero_skipping_mul(a, b):
 def flushing_add(a, b):
     """Flushes subnormal results to zero (keeping the sign, as hardware FTZ does)."""
     r = a + b
-    return cute.where(abs(r) < a.dtype(_finfo(a.dtype).tiny), r * cute.full_like(r, 0), r)
+    tiny = a.dtype(_info(a.dtype).tiny)
+    return cute.where(r < tiny, cute.where(r > -tiny, r * cute.full_like(r, 0), r), r)
 
 
 def nan_to_zero_add(a, b):
@@ -56,17 +60,16 @@ def nan_to_zero_add(a, b):
 def inf_to_max_add(a, b):
     """Clamps infinite results to the largest finite value."""
     r = a + b
-    big, inf = a.dtype(_finfo(a.dtype).max), a.dtype(float("inf"))
+    big, inf = a.dtype(_info(a.dtype).max), a.dtype(float("inf"))
     r = cute.where(r == inf, cute.full_like(r, big), r)
     return cute.where(r == -inf, cute.full_like(r, -big), r)
 
 
-def truncating_add(a, b):
-    """Adds in fp32 and narrows by truncation (round toward zero) instead of to nearest even."""
-    wide = a.to(cutlass.Float32) + b.to(cutlass.Float32)
-    keep = ~((1 << HALF_PRECISION_DROP[a.dtype.__name__]) - 1)
-    truncated = (wide.bitcast(cutlass.Int32) & keep).bitcast(cutlass.Float32)
-    return truncated.reshape(wide.shape).to(a.dtype)
+def ties_away_add(a, b):
+    """Adds in fp32 and narrows rounding halfway cases away from zero instead of to even:
+    the sum is nudged one fp32 ulp outward first, so a tie is no longer one."""
+    wide = (a.to(cutlass.Float32) + b.to(cutlass.Float32)) * cutlass.Float32(OUTWARD)
+    return wide.to(a.dtype)
 
 
 @dataclass(frozen=True)
@@ -86,10 +89,10 @@ def _planted(name: str, wrong: Callable, right: Callable, dtypes: tuple[str, ...
 FLOATS = ("fp16", "bf16", "fp32", "fp64")
 
 PLANTED = (
-    _planted("saturating_add", saturating_add, operator.add, ("i8", "i32", "u8"), "overflow"),
-    _planted("zero_skipping_mul", zero_skipping_mul, operator.mul, FLOATS, "signed zero"),
-    _planted("flushing_add", flushing_add, operator.add, FLOATS, "subnormal"),
-    _planted("nan_to_zero_add", nan_to_zero_add, operator.add, FLOATS, "nan"),
-    _planted("inf_to_max_add", inf_to_max_add, operator.add, FLOATS, "inf"),
-    _planted("truncating_add", truncating_add, operator.add, ("fp16", "bf16"), "rounding tie"),
+    _planted("saturating_add", saturating_add, operator.add, ("i8", "i32", "u8"), values.OVERFLOW),
+    _planted("zero_skipping_mul", zero_skipping_mul, operator.mul, FLOATS, values.SIGNED_ZERO),
+    _planted("flushing_add", flushing_add, operator.add, FLOATS, values.SUBNORMAL),
+    _planted("nan_to_zero_add", nan_to_zero_add, operator.add, FLOATS, values.NAN),
+    _planted("inf_to_max_add", inf_to_max_add, operator.add, FLOATS, values.INF),
+    _planted("ties_away_add", ties_away_add, operator.add, ("fp16", "bf16"), values.ROUNDING_TIE),
 )
