@@ -1,9 +1,14 @@
 """The GPU tier's checks, run on CPU tensors: each deviation is caught and named precisely."""
 
+import operator
+import re
+
 import pytest
 import torch
 
-from fixtures import checks, tensors
+from fixtures import checks, fill, tensors
+from fixtures.dtypes import DTYPES
+from fixtures.ops import MUL_RELU
 from fixtures.tolerance import EXACT, tolerance
 
 pytestmark = pytest.mark.harness
@@ -36,15 +41,94 @@ def test_values_within_tolerance_pass_and_beyond_fail():
 
 
 @pytest.mark.parametrize(
-    ("got", "poison", "at"),
+    ("got", "dtype", "at"),
     [
-        pytest.param(torch.tensor([[1.0, float("nan")], [2.0, 3.0]]), float("nan"), r"\(0, 1\)", id="nan-float"),
-        pytest.param(torch.tensor([[1, 2], [-128, 4]], dtype=torch.int8), -128, r"\(1, 0\)", id="sentinel-int"),
+        pytest.param(torch.tensor([[1.0, 0.0], [2.0, 3.0]]), "fp32", (0, 1), id="float"),
+        pytest.param(torch.tensor([[1, 2], [0, 4]], dtype=torch.int8), "i8", (1, 0), id="int"),
     ],
 )
-def test_unwritten_elements_are_named(got, poison, at):
-    with pytest.raises(checks.Unwritten, match=rf"1 of 4 output elements were never written; first at {at}"):
-        checks.check_written("c", got, poison)
+def test_unwritten_elements_are_named(got, dtype, at):
+    expected = got.clone()
+    poison = fill.poison_for(DTYPES[dtype], expected)
+    poison.fill(got[at])
+    with pytest.raises(checks.Unwritten, match=rf"1 of 4 output elements were never written; first at \({at[0]}, {at[1]}\)"):
+        checks.check_written("c", got, poison, expected)
+
+
+def test_a_computed_nan_is_not_the_float_poison():
+    got = torch.tensor([float("nan"), 1.0], dtype=torch.float16)
+    checks.check_written("c", got, fill.poison_for(DTYPES["fp16"], None), got)
+
+
+def test_integer_poison_avoids_every_expected_value():
+    expected = torch.arange(-128, 0, dtype=torch.int8)
+    poison = fill.poison_for(DTYPES["i8"], expected)
+    assert poison.pattern == 0
+    checks.check_written("c", expected.clone(), poison, expected)
+
+
+def test_an_element_expected_to_equal_the_poison_is_never_flagged():
+    expected = torch.arange(0, 256, dtype=torch.int32).to(torch.uint8)  # every u8 value: no poison is free
+    poison = fill.poison_for(DTYPES["u8"], expected)
+    checks.check_written("c", expected.clone(), poison, expected)
+
+
+def _mismatch(got, expected, a, b, op=operator.add, tol=EXACT) -> str:
+    with pytest.raises(checks.Mismatch) as raised:
+        checks.check_values("case", got, expected, tol, checks.Operands(a, b, op))
+    return str(raised.value)
+
+
+def _fp16(*values) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float64).to(torch.float16).reshape(1, -1)
+
+
+SUB = 2.0**-24  # the smallest fp16 subnormal
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "got", "message"),
+    [
+        pytest.param((1.0, -0.0), (2.0, -0.0), (3.0, 0.0), r"first at \(0, 1\): a=-0.0, b=-0.0: got \+0.0, expected -0.0 \(signed zero\)", id="signed-zero"),
+        pytest.param((1.0, float("nan")), (2.0, 1.0), (3.0, 0.0), r"a=nan, b=1.0: got \+0.0, expected nan \(nan\)", id="nan-lost"),
+        pytest.param((1.0, 65504.0), (2.0, 65504.0), (3.0, 65504.0), r"a=65504.0, b=65504.0 \(fp16 overflow\): got 65504.0, expected inf", id="overflow"),
+        pytest.param((1.0, float("inf")), (2.0, -1.0), (3.0, float("-inf")), r"got -inf, expected inf \(inf\)", id="inf-sign"),
+        pytest.param((1.0, SUB), (2.0, 0.0), (3.0, 0.0), r"a=5.96\d*e-08, b=\+0.0: got \+0.0, expected 5.96\d*e-08 \(subnormal\)", id="flushed"),
+        pytest.param((1.0, 1.0), (2.0, 2.0**-11), (3.0, 1.0009765625), r"got 1.0009765625, expected 1.0 \(rounding tie\)", id="tie"),
+    ],
+)
+def test_a_mismatch_names_its_value_class(a, b, got, message):
+    a, b, got = _fp16(*a), _fp16(*b), _fp16(*got)
+    assert re.search(message, _mismatch(got, a + b, a, b)), _mismatch(got, a + b, a, b)
+
+
+def test_an_integer_that_saturates_instead_of_wrapping_is_an_overflow():
+    a = b = torch.tensor([[1, 100]], dtype=torch.int8)
+    got = torch.tensor([[2, 127]], dtype=torch.int8)
+    message = _mismatch(got, a + b, a, b)
+    assert "first at (0, 1): a=100, b=100 (i8 overflow): got 127, expected -56; by class: i8 overflow 1" in message
+
+
+def test_nan_matches_nan_whatever_its_payload():
+    expected = _fp16(float("nan"), 1.0)
+    got = expected.clone()
+    got.view(torch.int16)[0, 0] = 0x7FFF  # the GPU's canonical NaN; torch's is 0x7E00
+    checks.check_values("c", got, expected, EXACT)
+
+
+def test_within_a_tolerance_specials_must_still_match():
+    tol = tolerance("fp16", exact_op=False)
+    expected = _fp16(1.0, float("nan"), float("inf"), -0.0, SUB)
+    checks.check_values("c", _fp16(1.0005, float("nan"), float("inf"), -0.0, 0.0), expected, tol)
+    for wrong in (_fp16(1.0, 0.0, float("inf"), -0.0, 0.0), _fp16(1.0, float("nan"), 65504.0, -0.0, 0.0), _fp16(1.0, float("nan"), float("inf"), 0.0, 0.0)):
+        with pytest.raises(checks.Mismatch, match="within rtol"):
+            checks.check_values("c", wrong, expected, tol)
+
+
+def test_mul_relu_reference_is_the_op_as_defined():
+    """``where(x > 0, x, 0)``: NaN and -0.0 become +0, unlike torch.relu's NaN."""
+    a, b = _fp16(float("nan"), -1.0, 2.0), _fp16(1.0, 0.0, 3.0)
+    assert checks.bits(MUL_RELU.reference(a, b)).tolist() == checks.bits(_fp16(0.0, 0.0, 6.0)).tolist()
 
 
 def test_untouched_buffer_passes():

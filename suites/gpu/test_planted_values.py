@@ -1,0 +1,36 @@
+"""The harness proves its edge values: a stage that is wrong on one value class only (wraps,
+signed zeros, NaN, infinities, subnormals, rounding ties) is caught in every layout, and the
+mismatch names that class. The right stages staying green is the rest of the gpu tier."""
+
+import pytest
+
+from fixtures import checks, runner
+from fixtures.dtypes import DTYPES
+from fixtures.matrix import Case
+from suites.gpu._planted_values import PLANTED
+
+pytestmark = pytest.mark.gpu
+
+# (alignment, layout, shape): every layout once, odd and one-row and one-column shapes among them
+PLACEMENTS = (
+    ("align16", "static", (128, 2048)),
+    ("natural", "dynamic", (97, 101)),
+    ("align16", "compact", (1, 4096)),
+    ("natural", "colmajor", (64, 1003)),
+    ("offset", "strided", (4096, 1)),
+    ("natural", "bcast", (97, 101)),
+)
+
+CASES = [
+    pytest.param(planted, case, id=case.id)
+    for planted in PLANTED
+    for dtype in planted.dtypes
+    for align, layout, shape in PLACEMENTS
+    for case in (Case(planted.stage, DTYPES[dtype], align, layout, shape, "planted"),)
+]
+
+
+@pytest.mark.parametrize(("planted", "case"), CASES)
+def test_a_stage_wrong_on_one_value_class_is_caught(planted, case, request):
+    with pytest.raises(checks.Mismatch, match=rf"; by class: .*\b{planted.caught_as} \d+"):
+        runner.run_case(case, seed=runner.seed_for(request.node.nodeid))
