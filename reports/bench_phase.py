@@ -15,6 +15,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,7 @@ class SerialPhase:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.started = time.monotonic()
         self.deferred: dict[str, None] = {}  # ordered, deduplicated: every worker collects the same ids
 
     @pytest.hookimpl(optionalhook=True)
@@ -140,7 +142,8 @@ class SerialPhase:
         stream = config.harness_scratch / "bench-phase.jsonl"
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone after the parallel part")
+            reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone after the parallel part "
+                                    f"({time.monotonic() - self.started:.0f} s)")
         status = subprocess.run(self.command(stream), cwd=config.rootpath, check=False).returncode
         session.testscollected += len(self.deferred)  # the terminal's progress counts them now
         reported = set()

@@ -36,6 +36,7 @@ def leftovers(project) -> list[str]:
     pytest-benchmark's storage folder) and the harness's temporary folders (``cute-*``; the DSL
     keeps a cache of its own there)."""
     mine = {"conftest.py", "tox.ini", "fixtures", "reports", "tmp", "test_one.py", "stdin", "stdout", "stderr", ".benchmarks",
+            "__pycache__",
             *(f"{m}.py" for m in STAGE_MODULES)}
     left = sorted(p.name for p in project.path.iterdir() if p.name not in mine and not p.name.startswith("runpytest-"))
     return left + [f"tmp/{p.name}" for p in (project.path / "tmp").glob("cute-*")]
@@ -65,9 +66,10 @@ def test_bad_input_is_one_line_at_start_and_leaves_nothing(project, usage_error,
 
 
 def test_a_kernel_that_is_not_jit_is_named_by_the_dsls_own_words(usage_error):
-    """Compiled once on the CPU at start: the DSL's refusal, one line, no colour codes."""
+    """Compiled once on the CPU at start: the DSL's refusal (4.8: ``CALL_MISSING_JIT_DECORATOR``,
+    4.3: "is not decorated with jit decorator"), one line, no colour codes."""
     line = usage_error("--stage-module", "not_jit", "test_one.py")
-    assert "CALL_MISSING_JIT_DECORATOR" in line and "\x1b" not in line
+    assert "jit_decorator" in line.lower().replace(" ", "_") and "\x1b" not in line
 
 
 def test_collect_only_writes_no_report_and_leaves_nothing(project):
