@@ -131,8 +131,8 @@ class SerialPhase:
         for option in _REPEATED:
             args += [f"{option}={value}" for value in config.getoption(option)]
         save = config.getoption("--bandwidth-save")
-        if save is not None:
-            args.append("--bandwidth-save" if save == "auto" else f"--bandwidth-save={save}")
+        if save is not None:  # with its value attached: a bare one would take the first case id for its path
+            args.append(f"--bandwidth-save={save}")
         if config.getoption("--replace"):
             args.append("--replace")
         return args + list(self.deferred)

@@ -170,8 +170,9 @@ class BenchGate:
             run = baseline_mod.run_of(document, document.get("datetime", ""), baseline_mod.machine_start())
             merged = baseline_mod.merge(document, self.fingerprint, self._previous, run, self.replace)
             baseline_mod.save(path, merged)
-            self.saved_line = (f"baseline saved: {path} ({len(benchmarks)} cases measured; the baseline now holds "
-                               f"{len(merged[baseline_mod.RUNS_KEY])} runs, each from its own machine start)")
+            runs = len(merged[baseline_mod.RUNS_KEY])
+            self.saved_line = (f"baseline saved: {path} ({len(benchmarks)} cases measured; it now holds {runs} "
+                               f"run{'s' if runs > 1 else ''}, each from its own machine start)")
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
