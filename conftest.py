@@ -52,7 +52,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Check every option and input file first (the cheap ones before torch and the DSL load),
     then set the run up; anything wrong is one line and exit 4, before any case runs."""
-    worker = hasattr(config, "workerinput")  # an xdist worker: its controller checked everything
+    worker = hasattr(config, "workerinput")  # an xdist worker: its controller compiled the stage modules already
     try:
         requested = config.getoption("--arch")
         if requested:
@@ -97,14 +97,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
-    """xdist: each worker is handed the run's folders (it checks no option again)."""
+    """xdist: each worker is handed the run's folders, so every process agrees on them."""
     node.workerinput.update(collector.worker_input(node.config))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     from fixtures.environment import fingerprint
 
-    reports = collector.report_dir(config) or ("the parallel run's" if bench_phase.is_serial_phase(config) else "none (--collect-only)")
+    reports = collector.report_dir(config)
+    if reports is None:
+        reports = "the parallel run's" if bench_phase.is_serial_phase(config) else "none (--collect-only)"
     return [*fingerprint().header_lines(), f"compile arch: {config.harness_arch}; reports: {reports}"]
 
 

@@ -248,7 +248,9 @@ class Recorder:
         try:
             images = plots.write(self.run, out)
         except Exception as exc:  # noqa: BLE001 - a plot must never cost the summary
-            images, self.run.notes = [], [*self.run.notes, f"plots not written: {type(exc).__name__}: {exc}"]
+            images = []
+            self.run.notes.append(f"plots not written: {type(exc).__name__}: {exc}")
+            atomic.write_json(out / "results.json", self.run.to_json())
         atomic.write_text(out / "summary.md", summary.render(self.run, images))
 
     @pytest.hookimpl
