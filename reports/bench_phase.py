@@ -142,8 +142,8 @@ class SerialPhase:
         stream = config.harness_scratch / "bench-phase.jsonl"
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone after the parallel part "
-                                    f"({time.monotonic() - self.started:.0f} s)")
+            reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone after the parallel part, "
+                                    f"which took {time.monotonic() - self.started:.0f} s")
         status = subprocess.run(self.command(stream), cwd=config.rootpath, check=False).returncode
         session.testscollected += len(self.deferred)  # the terminal's progress counts them now
         reported = set()
