@@ -38,6 +38,16 @@ class NotWritable(ValueError):
     """A place a report or baseline cannot be written to, with the one-line reason."""
 
 
+def _takes_files(option: str, chosen, folder: Path) -> None:
+    """A new file can be created in ``folder`` (what ``write_text`` needs), or ``NotWritable``."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        where = "there" if Path(chosen).expanduser().resolve() == folder else f"in {folder}"
+        raise NotWritable(f"{option} {chosen}: cannot write {where} ({exc.strerror or exc})") from None
+
+
 def writable_dir(option: str, chosen: str) -> Path:
     """``chosen`` as a folder this process can write into (created if missing)."""
     path = Path(chosen).expanduser().resolve()
@@ -45,10 +55,9 @@ def writable_dir(option: str, chosen: str) -> Path:
         raise NotWritable(f"{option} {chosen}: exists and is not a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
     except OSError as exc:
         raise NotWritable(f"{option} {chosen}: cannot write there ({exc.strerror or exc})") from None
+    _takes_files(option, chosen, path)
     return path
 
 
@@ -58,9 +67,5 @@ def writable_file(option: str, chosen: Path) -> Path:
         raise NotWritable(f"{option} {chosen}: is a folder, expected a file")
     if not chosen.parent.is_dir():
         raise NotWritable(f"{option} {chosen}: folder {chosen.parent} does not exist")
-    try:
-        with tempfile.TemporaryFile(dir=chosen.parent):
-            pass
-    except OSError as exc:
-        raise NotWritable(f"{option} {chosen}: cannot write in {chosen.parent} ({exc.strerror or exc})") from None
+    _takes_files(option, chosen, chosen.parent)
     return chosen

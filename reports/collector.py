@@ -182,7 +182,6 @@ class Recorder:
         self._cases: dict[str, CaseResult] = {}
         self._collected: dict[str, int] = {}  # nodeid -> position in collection order
         self._deprecations: dict[tuple[str, str], dict] = {}
-        self.nothing_ran = ""
 
     @pytest.hookimpl
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -231,8 +230,7 @@ class Recorder:
         ran = sum(1 for c in self._cases.values() if c.outcome != "skipped")
         if ran == 0 and self._cases and exitstatus == pytest.ExitCode.OK:
             # a gate must never pass on a run that checked nothing (everything skipped)
-            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
-            self.nothing_ran = f"nothing ran: all {len(self._cases)} selected cases were skipped"
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # the verdict line says NOTHING RAN
         self.run.finished = _now()
         self.run.exit_status = int(session.exitstatus)
         self.run.status = run_status(session, self._collected, self._cases)
@@ -255,8 +253,6 @@ class Recorder:
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
-        if self.nothing_ran:
-            terminalreporter.write_line(self.nothing_ran, red=True)
         verdict = summary.verdict(self.run)
         terminalreporter.write_line(verdict, red=not self.run.passed, green=self.run.passed)
         terminalreporter.write_line(f"reports: {report_dir(self.config)}")

@@ -199,7 +199,7 @@ def test_all_skipped_run_fails_the_gate(project):
     out = project.path / "out"
     result = project.runpytest_subprocess("-m", "gpu", "--report-dir", str(out), "test_tiers.py")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    result.stdout.fnmatch_lines(["nothing ran: all 1 selected cases were skipped"])
+    result.stdout.fnmatch_lines(["NOTHING RAN: all 1 selected cases were skipped · ran: nothing · not run: gpu (1 skipped: *"])
     assert json.loads((out / "results.json").read_text())["exit_status"] == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
@@ -207,7 +207,7 @@ def test_collect_only_exits_ok(project):
     """Listing cases runs none by design; that is not a gate that checked nothing."""
     result = project.runpytest_subprocess("--collect-only", "-q", "--report-dir", str(project.path / "out"), "test_tiers.py")
     assert result.ret == pytest.ExitCode.OK
-    assert not any(line.startswith("nothing ran") for line in result.outlines)
+    assert not any(line.startswith("NOTHING RAN") for line in result.outlines)
 
 
 def test_tox_release_envs_select_every_cpu_tier():

@@ -36,3 +36,24 @@ def test_a_taken_name_or_an_unknown_op_is_refused(registered):
         registered("tv")
     with pytest.raises(ValueError, match="unknown op 'div'"):
         registered("my_div", op="div")
+
+
+def test_a_launch_function_of_the_wrong_arity_is_refused():
+    """``(mA, mB, mC, stream)``, or the op first with ``takes_op``: anything else is refused at registration."""
+
+    def three(mA, mB, mC):
+        pass
+
+    def five(op, mA, mB, mC, stream):
+        pass
+
+    with pytest.raises(ValueError, match=r"^stage 'my_three': three must take \(mA, mB, mC, stream\)$"):
+        register("my_three")(three)
+    with pytest.raises(ValueError, match=r"^stage 'my_five': five must take \(mA, mB, mC, stream\)$"):
+        register("my_five")(five)
+    try:
+        register("my_five", takes_op=True)(five)
+        assert STAGES["my_five"].takes_op
+    finally:
+        STAGES.pop("my_five", None)
+    assert "my_three" not in STAGES
