@@ -11,8 +11,9 @@ import sys
 
 import pytest
 
-from fixtures import arch as arch_mod
-from fixtures import device, fault, startup
+from fixtures.cases import arch as arch_mod
+from fixtures.dsl import device
+from fixtures.plugin import fault, startup
 from reports import bench_phase, bench_plugin, collector
 
 pytest_plugins = ["pytester"]  # the harness's own tests (tests/) drive this plugin through pytester
@@ -70,7 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["CUTE_DSL_DUMP_DIR"] = str(dump_dir)
         os.environ["CUTE_DSL_ARCH"] = arch
         os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
-        from fixtures.environment import fingerprint
+        from fixtures.dsl.environment import fingerprint
 
         config.harness_arch = arch
         config.harness_bench_gate = bench_plugin.BenchGate(config, bench_options, fingerprint().as_dict())
@@ -86,7 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    compiler = sys.modules.get("fixtures.compiler")  # only where something was compiled
+    compiler = sys.modules.get("fixtures.dsl.compiler")  # only where something was compiled
     if compiler is not None:
         compiler.write_tally(collector.notes_dir(session.config))
 
@@ -102,7 +103,7 @@ def pytest_configure_node(node) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    from fixtures.environment import fingerprint
+    from fixtures.dsl.environment import fingerprint
 
     reports = collector.report_dir(config)
     if reports is None:
@@ -128,7 +129,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def host_jit() -> None:
     """Skip, with the probed reason, where host-side ``@cute.jit`` execution cannot work."""
-    from fixtures.compat import host_jit_unavailable
+    from fixtures.dsl.compat import host_jit_unavailable
 
     reason = host_jit_unavailable()
     if reason:

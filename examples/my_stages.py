@@ -9,7 +9,7 @@ domain says which shapes it handles (here: all of them, thanks to the bounds che
 import cuda.bindings.driver as cuda
 import cutlass.cute as cute
 
-from fixtures.stages import register
+from fixtures.dsl.kernels import register
 
 THREADS = 256
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from reports import atomic, gate
-from reports.bench_phase import PHASE_PLUGIN
 from reports import baseline as baseline_mod
+from reports.bench_phase import PHASE_PLUGIN
 
 
 def add_options(group) -> None:

@@ -169,8 +169,8 @@ def deprecation_finding(warning_message, nodeid: str) -> dict | None:
 
 class Recorder:
     def __init__(self, config: pytest.Config) -> None:
-        from fixtures.compat import drift_report
-        from fixtures.environment import fingerprint
+        from fixtures.dsl.compat import drift_report
+        from fixtures.dsl.environment import fingerprint
 
         self.config = config
         self.run = RunResult(

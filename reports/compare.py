@@ -7,6 +7,7 @@ from pathlib import Path
 
 from reports.model import RunResult
 from reports.summary import BAD, OUTCOMES
+
 LISTED = 10  # nodeids shown per list before "and N more"
 
 

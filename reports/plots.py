@@ -22,7 +22,9 @@ def write(run: RunResult, folder: Path) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")  # no display on a CI runner
-    from matplotlib.figure import Figure  # not pyplot: nothing global keeps figures alive
+    from matplotlib.figure import (
+        Figure,  # not pyplot: nothing global keeps figures alive
+    )
 
     colours = _colours(rows)
     sizes = list(dict.fromkeys(b["size"] for b in rows))

@@ -2,10 +2,10 @@
 
 import pytest
 
-from fixtures import access_model, matrix
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import Case
-from fixtures.stages import STAGES
+from fixtures.cases import access, matrix
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import Case
+from fixtures.cases.stages import STAGES
 
 pytestmark = pytest.mark.harness
 
@@ -37,7 +37,7 @@ def make_case(stage, dtype="fp16", align="align16", layout="static", shape=(128,
 )
 def test_vector_operands(case, vectors):
     """16-byte accesses need an align16 base, a vectorisable stage and strides that keep runs aligned."""
-    assert access_model.vector_operands(case) == frozenset(vectors)
+    assert access.vector_operands(case) == frozenset(vectors)
 
 
 @pytest.mark.parametrize("plan", sorted(matrix.PLANS))
@@ -45,7 +45,7 @@ def test_naive_never_vectorizes(plan):
     """The naive stage touches one element per thread: no case of it may expect a vector."""
     naive = [c for c in matrix.cases(plan) if c.stage.name == "naive"]
     assert naive
-    assert [c.id for c in naive if access_model.expected(c).vectors] == []
+    assert [c.id for c in naive if access.expected(c).vectors] == []
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_naive_never_vectorizes(plan):
 )
 def test_expected_widths_and_bytes(case, fragment_bytes, load_widths, store_width, predicated):
     """Bytes per thread come from the stage's values, widths from the vector rule, else one element."""
-    want = access_model.expected(case)
+    want = access.expected(case)
     assert want.fragment_bytes == fragment_bytes
     assert want.load_widths == load_widths
     assert want.width("c") == store_width
@@ -73,15 +73,15 @@ def test_expected_widths_and_bytes(case, fragment_bytes, load_widths, store_widt
 
 def test_broadcast_input_flag_follows_layout():
     """Only the bcast layout lets an input be read fewer times than the output is written."""
-    assert access_model.expected(make_case("tv", layout="bcast")).broadcast_input is True
-    assert access_model.expected(make_case("tv", layout="static")).broadcast_input is False
+    assert access.expected(make_case("tv", layout="bcast")).broadcast_input is True
+    assert access.expected(make_case("tv", layout="static")).broadcast_input is False
 
 
 def test_explain_names_vectors_element_width_and_paths():
     """The failure message of the compile tier; it must say what was expected in plain words."""
-    assert access_model.expected(make_case("tv")).explain() == (
+    assert access.expected(make_case("tv")).explain() == (
         "16-byte vectors on [a,b,c], else 2-byte; 256 B per tensor per thread, 1 path"
     )
-    assert access_model.expected(make_case("predicated", align="natural")).explain() == (
+    assert access.expected(make_case("predicated", align="natural")).explain() == (
         "16-byte vectors on [none], else 2-byte; 256 B per tensor per thread, 1-2 paths"
     )

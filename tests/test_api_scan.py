@@ -2,12 +2,11 @@
 and which warnings become recorded findings."""
 
 import warnings
-from pathlib import Path
 
 import pytest
 from typing_extensions import deprecated
 
-from fixtures import api_surface
+from fixtures.dsl import api_surface
 from reports import collector
 
 pytestmark = pytest.mark.harness

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.environment import fingerprint
+from fixtures.dsl.environment import fingerprint
 from reports import baseline, gate
 
 pytestmark = pytest.mark.harness
@@ -24,7 +24,7 @@ def record(gbps: float, median_s: float = 1e-3, spread_s: float = 0.0, samples: 
 
 
 def install(gpu: str = H100, **changes) -> dict:
-    """A fingerprint dict shaped like ``fixtures.environment.Fingerprint.as_dict()``."""
+    """A fingerprint dict shaped like ``fixtures.dsl.environment.Fingerprint.as_dict()``."""
     fp = {
         "dsl": "4.8.1", "dsl_libs": "cu13", "dsl_cuda": "13.4", "torch": "2.11.0+cu130", "torch_cuda": "13.0",
         "driver": "580.159.04", "driver_cuda": "13.0", "gpu": gpu, "compute_capability": "9.0", "python": "3.12.3",
@@ -381,7 +381,8 @@ def test_save_refuses_to_replace_another_gpus_baseline(project, bench_usage_erro
 # --- fixtures/bench.py: pytest-benchmark's private _make_stats ----------------------------
 
 FED_MODULE = """
-from fixtures import bench, timing
+from fixtures.bandwidth import measure as bench
+from fixtures.bandwidth import timing
 
 def test_fed(benchmark):
     assert benchmark.enabled  # as in the bench tier, which skips a disabled fixture

@@ -6,10 +6,11 @@ import re
 import pytest
 import torch
 
-from fixtures import checks, fill, tensors
-from fixtures.dtypes import DTYPES
-from fixtures.ops import MUL_RELU
-from fixtures.tolerance import EXACT, tolerance
+from fixtures.cases import failures
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.ops import MUL_RELU
+from fixtures.cases.tolerance import EXACT, tolerance
+from fixtures.dsl import checks, fill, tensors
 
 pytestmark = pytest.mark.harness
 
@@ -28,7 +29,7 @@ def test_values_mismatch_names_first_index_values_and_count():
     got = expected.clone()
     got[1, 2] += 1
     got[2, 0] = float("nan")
-    with pytest.raises(checks.Mismatch, match=r"case-x: 2 of 12 elements differ from torch \(exactly\); first at \(1, 2\): got 7.0, expected 6.0"):
+    with pytest.raises(failures.Mismatch, match=r"case-x: 2 of 12 elements differ from torch \(exactly\); first at \(1, 2\): got 7.0, expected 6.0"):
         checks.check_values("case-x", got, expected, EXACT)
 
 
@@ -36,7 +37,7 @@ def test_values_within_tolerance_pass_and_beyond_fail():
     tol = tolerance("fp16", exact_op=False)
     expected = torch.ones(8, dtype=torch.float16)
     checks.check_values("c", expected * (1 + tol.rtol / 2), expected, tol)
-    with pytest.raises(checks.Mismatch, match="within rtol"):
+    with pytest.raises(failures.Mismatch, match="within rtol"):
         checks.check_values("c", expected * 1.01, expected, tol)
 
 
@@ -51,7 +52,7 @@ def test_unwritten_elements_are_named(got, dtype, at):
     expected = got.clone()
     poison = fill.poison_for(DTYPES[dtype], expected)
     poison.fill(got[at])
-    with pytest.raises(checks.Unwritten, match=rf"1 of 4 output elements were never written; first at \({at[0]}, {at[1]}\)"):
+    with pytest.raises(failures.Unwritten, match=rf"1 of 4 output elements were never written; first at \({at[0]}, {at[1]}\)"):
         checks.check_written("c", got, poison, expected)
 
 
@@ -74,7 +75,7 @@ def test_an_element_expected_to_equal_the_poison_is_never_flagged():
 
 
 def _mismatch(got, expected, a, b, op=operator.add, tol=EXACT) -> str:
-    with pytest.raises(checks.Mismatch) as raised:
+    with pytest.raises(failures.Mismatch) as raised:
         checks.check_values("case", got, expected, tol, checks.Operands(a, b, op))
     return str(raised.value)
 
@@ -121,7 +122,7 @@ def test_within_a_tolerance_specials_must_still_match():
     expected = _fp16(1.0, float("nan"), float("inf"), -0.0, SUB)
     checks.check_values("c", _fp16(1.0005, float("nan"), float("inf"), -0.0, 0.0), expected, tol)
     for wrong in (_fp16(1.0, 0.0, float("inf"), -0.0, 0.0), _fp16(1.0, float("nan"), 65504.0, -0.0, 0.0), _fp16(1.0, float("nan"), float("inf"), 0.0, 0.0)):
-        with pytest.raises(checks.Mismatch, match="within rtol"):
+        with pytest.raises(failures.Mismatch, match="within rtol"):
             checks.check_values("c", wrong, expected, tol)
 
 
@@ -148,7 +149,7 @@ def test_writes_outside_the_view_name_the_band(where, offset, message):
     start, end = placed.front.stop, placed.back.start
     index = {"front": start + offset, "back": end + offset, "gap": start + offset}[where]
     placed.buffer[index] = 2.0
-    with pytest.raises(checks.OutOfBoundsWrite, match=message):
+    with pytest.raises(failures.OutOfBoundsWrite, match=message):
         checks.check_untouched("case-y", "c", placed, SENTINEL)
 
 

@@ -5,8 +5,8 @@ import types
 
 import pytest
 
-from fixtures import compat
-from fixtures.compat import Capability, MissingCapability, Spelling
+from fixtures.dsl import compat
+from fixtures.dsl.compat import Capability, MissingCapability, Spelling
 
 pytestmark = pytest.mark.harness
 

@@ -8,14 +8,22 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from fixtures import access_model, compat, matrix, releases
-from fixtures.checks import ConformanceError
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import ALIGNMENTS, ARITHMETIC_DTYPES, LAYOUTS, NON_ARITHMETIC_DTYPES, SHAPE_FAMILIES, Case
-from fixtures.params import case_params
+from fixtures.cases import access, failures, limitations, matrix, releases
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.failures import ConformanceError
+from fixtures.cases.matrix import (
+    ALIGNMENTS,
+    ARITHMETIC_DTYPES,
+    LAYOUTS,
+    NON_ARITHMETIC_DTYPES,
+    SHAPE_FAMILIES,
+    Case,
+)
+from fixtures.dsl import compat
+from fixtures.plugin.params import case_params
 
 DATA = Path(__file__).parent / "data"
-from fixtures.stages import STAGES
+from fixtures.cases.stages import STAGES
 
 pytestmark = pytest.mark.harness
 
@@ -184,8 +192,8 @@ def test_fp8_cases_carry_known_limitation():
     cases = matrix.cases("compile")
     fp8 = [c for c in cases if c.dtype.id in NON_ARITHMETIC_DTYPES]
     assert {(c.stage.name, c.dtype.id) for c in fp8} == set(product(STAGES, NON_ARITHMETIC_DTYPES))
-    assert all("fp8" in c.known_limitation("compile").reason for c in fp8)
-    fp8_limited = [c for c in cases if c.known_limitation("compile") and "fp8" in c.known_limitation("compile").reason]
+    assert all("fp8" in limitations.known(c, "compile").reason for c in fp8)
+    fp8_limited = [c for c in cases if limitations.known(c, "compile") and "fp8" in limitations.known(c, "compile").reason]
     assert [c.id for c in fp8_limited if c.dtype.id in ARITHMETIC_DTYPES] == []
 
 
@@ -202,7 +210,7 @@ def test_fp8_cases_carry_known_limitation():
 )
 def test_known_limitation_is_scoped_to_its_plans_dtypes_and_ops(case, plan, reason_part):
     """A limitation must mark only the cases it describes: a wider one would hide real failures."""
-    limitation = case.known_limitation(plan)
+    limitation = limitations.known(case, plan)
     if reason_part is None:
         assert limitation is None
     else:
@@ -213,11 +221,11 @@ def test_known_limitation_is_scoped_to_its_plans_dtypes_and_ops(case, plan, reas
 def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan):
     """A DSL defect must fail as a DSL error, a wrong result as a ConformanceError; an unexpected pass fails the run."""
     params = case_params(plan)
-    limited = [p for p in params if p.values[0].known_limitation(plan)]
+    limited = [p for p in params if limitations.known(p.values[0], plan)]
     assert limited
     for param in limited:
         (mark,) = param.marks
-        fails_as = param.values[0].known_limitation(plan).fails_as
+        fails_as = limitations.known(param.values[0], plan).fails_as
         assert (mark.name, fails_as) != ("skip", "dsl_error")
         if fails_as == "crash":
             assert mark.name == "skip" and "test_known_crashes.py" in mark.kwargs["reason"]
@@ -228,9 +236,9 @@ def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan
         assert mark.name == "xfail"
         assert mark.kwargs["strict"] is True
         expected = {"wrong_result": ConformanceError, "dsl_error": compat.resolve("DSLBaseError"),
-                    "unproven_alignment": access_model.UnprovenAlignment, "type_error": TypeError}[fails_as]
+                    "unproven_alignment": failures.UnprovenAlignment, "type_error": TypeError}[fails_as]
         assert mark.kwargs["raises"] is expected
-    assert [p.id for p in params if p.marks and not p.values[0].known_limitation(plan)] == []
+    assert [p.id for p in params if p.marks and not limitations.known(p.values[0], plan)] == []
 
 
 def _with_release(monkeypatch, version: str) -> None:
@@ -261,7 +269,7 @@ def test_release_limitations_cover_only_their_releases_and_cases(monkeypatch, re
     """A limitation found by the release matrix marks its releases' cases only: a release that
     fixed it gets the plain check back."""
     _with_release(monkeypatch, release)
-    limitation = case.known_limitation(plan)
+    limitation = limitations.known(case, plan)
     assert (limitation.fails_as if limitation else None) == fails_as
 
 
@@ -271,7 +279,7 @@ def test_aligned_rows_faults_match_the_h100_run_of_4_5_3(monkeypatch):
     _with_release(monkeypatch, "4.5.3")
     recorded = (DATA / "h100_dsl4.5.3_misaligned_address.txt").read_text().split("\n")
     faulted = {line for line in recorded if line and not line.startswith("#")}
-    covered = {c.id for c in matrix.cases("gpu") if (lim := c.known_limitation("gpu")) and lim.fails_as == "misaligned_address"}
+    covered = {c.id for c in matrix.cases("gpu") if (lim := limitations.known(c, "gpu")) and lim.fails_as == "misaligned_address"}
     assert covered == faulted
 
 
@@ -281,17 +289,17 @@ def test_aligned_rows_defect_predicts_vectors_where_the_pitch_is_unproven():
     (here: an odd static pitch and a dynamic one are not)."""
     strided, dynamic = make_case("tv", layout="strided"), make_case("tv", layout="dynamic")
     for case in (strided, dynamic):
-        assert access_model.vector_operands(case) == frozenset()
-        assert set(access_model.access_widths(case, aligned_rows=True).values()) == {access_model.VECTOR_BYTES}
-        assert access_model.aligned_rows_change(case)
-    assert not access_model.aligned_rows_change(make_case("tv", layout="static"))
-    assert not access_model.aligned_rows_change(make_case("vectorized", layout="dynamic"))
+        assert access.vector_operands(case) == frozenset()
+        assert set(access.access_widths(case, aligned_rows=True).values()) == {access.VECTOR_BYTES}
+        assert access.aligned_rows_change(case)
+    assert not access.aligned_rows_change(make_case("tv", layout="static"))
+    assert not access.aligned_rows_change(make_case("vectorized", layout="dynamic"))
     # the tuned tile is 4 rows high: 4 fp16 elements, 8 bytes, is what the defect assumes there
-    assert access_model.access_widths(make_case("tuned", layout="dynamic"), aligned_rows=True) == {"a": 8, "b": 8, "c": 8}
+    assert access.access_widths(make_case("tuned", layout="dynamic"), aligned_rows=True) == {"a": 8, "b": 8, "c": 8}
 
 
 def test_predicated_static_shape_without_a_whole_tile_has_no_vectors():
     """An i8 tile is 1024 wide: on a static 1003-wide shape only the element-wise boundary path exists."""
     case = make_case("predicated", dtype="i8", shape=(1000, 1003), family="odd")
-    assert access_model.access_widths(case, aligned_rows=True) == {"a": 1, "b": 1, "c": 1}
-    assert access_model.vector_operands(make_case("predicated", dtype="fp16", layout="compact")) == frozenset("abc")
+    assert access.access_widths(case, aligned_rows=True) == {"a": 1, "b": 1, "c": 1}
+    assert access.vector_operands(make_case("predicated", dtype="fp16", layout="compact")) == frozenset("abc")

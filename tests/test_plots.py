@@ -44,7 +44,7 @@ def test_no_bandwidth_writes_nothing(tmp_path):
 
 def test_every_stage_of_the_matrix_has_a_colour_of_its_own():
     """Bars are told apart by colour alone: two stages sharing one would read as one."""
-    from fixtures.stages import STAGES
+    from fixtures.cases.stages import STAGES
 
     rows = [{"stage": name} for name in STAGES] + [{"stage": "torch_add"}, {"stage": "d2d_copy"}]
     colours = plots._colours(rows)

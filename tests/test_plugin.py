@@ -11,7 +11,7 @@ import pytest
 import torch
 from _pytest.mark.expression import Expression
 
-from fixtures import matrix
+from fixtures.cases import matrix
 from reports.model import SCHEMA
 
 pytestmark = pytest.mark.harness
@@ -42,7 +42,7 @@ def test_limitation():
 
 CASES_MODULE = """
 import pytest
-from fixtures.params import case_params
+from fixtures.plugin.params import case_params
 
 @pytest.mark.parametrize("case", case_params("gpu"))
 def test_case(case):
@@ -144,7 +144,7 @@ def test_xdist_run_reports_every_case_once(project):
 CRASHING_MODULE = """
 import os
 import pytest
-from fixtures import fault
+from fixtures.plugin import fault
 from reports import collector
 
 @pytest.mark.host

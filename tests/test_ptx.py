@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from fixtures.ptx import Accesses, global_accesses
+from fixtures.dsl.ptx import Accesses, global_accesses
 
 pytestmark = pytest.mark.harness
 

@@ -1,9 +1,10 @@
-"""``fixtures.stages.register``: a user's kernel joins the gpu plan under its own name."""
+"""``fixtures.dsl.kernels.register``: a user's kernel joins the gpu plan under its own name."""
 
 import pytest
 
-from fixtures import matrix
-from fixtures.stages import STAGES, register
+from fixtures.cases import matrix
+from fixtures.cases.stages import STAGES
+from fixtures.dsl.kernels import register
 
 pytestmark = pytest.mark.harness
 

@@ -1,9 +1,9 @@
-"""fixtures.releases: expectations keyed by the release that introduced them."""
+"""fixtures.cases.releases: expectations keyed by the release that introduced them."""
 
 import pytest
 from packaging.version import Version
 
-from fixtures import releases
+from fixtures.cases import releases
 
 pytestmark = pytest.mark.harness
 

@@ -57,7 +57,7 @@ def test_bench_second():
 """
 
 # the GPU as the harness sees it, stubbed at its one boundary: the bench tier then runs on a CPU
-FAKE_GPU = "from fixtures import device\n\ndevice.gpu_unavailable = lambda: None\n"
+FAKE_GPU = "from fixtures.dsl import device\n\ndevice.gpu_unavailable = lambda: None\n"
 
 
 def results(path) -> dict:

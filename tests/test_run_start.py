@@ -11,15 +11,15 @@ ONE_TEST = "import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n"
 STAGE_MODULES = {
     "raises_at_import": 'raise RuntimeError("no such kernel\\nsecond line")\n',
     "takes_a_name": (
-        "from fixtures.stages import register\n\n"
+        "from fixtures.dsl.kernels import register\n\n"
         "@register('naive')\ndef again(mA, mB, mC, stream):\n    pass\n"
     ),
     "three_arguments": (
-        "import cutlass.cute as cute\nfrom fixtures.stages import register\n\n"
+        "import cutlass.cute as cute\nfrom fixtures.dsl.kernels import register\n\n"
         "@register('three_args')\n@cute.jit\ndef three_args(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):\n    pass\n"
     ),
     "not_jit": (
-        "from fixtures.stages import register\n\n"
+        "from fixtures.dsl.kernels import register\n\n"
         "@register('not_jit')\ndef not_jit(mA, mB, mC, stream):\n    mC[0, 0] = mA[0, 0] + mB[0, 0]\n"
     ),
 }

@@ -4,10 +4,11 @@ pairs at its corners, row ends and interior, the same ones for the same seed."""
 import pytest
 import torch
 
-from fixtures import checks, fill, matrix, tensors
-from fixtures.dtypes import DTYPES
-from fixtures.stages import STAGES
-from fixtures.values import EDGE_PAIRS, FLOAT_POISON
+from fixtures.cases import matrix
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.stages import STAGES
+from fixtures.cases.values import EDGE_PAIRS, FLOAT_POISON
+from fixtures.dsl import checks, fill, tensors
 
 pytestmark = pytest.mark.harness
 

@@ -3,14 +3,14 @@ renamed with a known replacement (drift), and never marked deprecated without it
 
 A deprecation is re-emitted as ``api_surface.Deprecated`` so the run's report lists it under
 what will break in a later release (the same place deprecation warnings the DSL emits during
-any other case end up). Drift is a finding, not a failure: ``fixtures.compat`` resolves it.
+any other case end up). Drift is a finding, not a failure: ``fixtures.dsl.compat`` resolves it.
 """
 
 import warnings
 
 import pytest
 
-from fixtures import api_surface, compat
+from fixtures.dsl import api_surface, compat
 
 pytestmark = pytest.mark.api
 
@@ -33,7 +33,7 @@ def test_used_name_exists(use: api_surface.Use) -> None:
         obj = api_surface.resolve(use.name)
     except (ImportError, AttributeError) as exc:
         known = _known_spellings(use.name)
-        hint = f"; fixtures.compat knows it as {', '.join(known)}: use compat.resolve there" if known else ""
+        hint = f"; fixtures.dsl.compat knows it as {', '.join(known)}: use compat.resolve there" if known else ""
         pytest.fail(f"{use.name} (used at {use.where}) is not in this install ({type(exc).__name__}: {exc}){hint}",
                     pytrace=False)
     _record_deprecation(use.name, obj)

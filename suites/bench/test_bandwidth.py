@@ -8,10 +8,13 @@ of a kernel that computes the wrong thing means nothing.
 import pytest
 import torch
 
-from fixtures import bandwidth, bench, fill, runner, timing
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
-from fixtures.params import case_params
+from fixtures.bandwidth import figures as bandwidth
+from fixtures.bandwidth import measure as bench
+from fixtures.bandwidth import timing
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
+from fixtures.dsl import fill, runner
+from fixtures.plugin.params import case_params
 
 pytestmark = pytest.mark.bench
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import matrix
+from fixtures.cases import limitations, matrix
 
 pytestmark = pytest.mark.compile
 
@@ -23,7 +23,7 @@ TIMEOUT_S = 240
 def _canaries() -> list:
     """The first compile-plan case of each crash limitation this release has."""
     params = []
-    for lim in matrix.KNOWN_LIMITATIONS:
+    for lim in limitations.KNOWN_LIMITATIONS:
         if lim.fails_as != "crash":
             continue
         covered = [c for c in matrix.cases("compile") if lim.covers(c, "compile")]
@@ -37,7 +37,7 @@ def _canaries() -> list:
 @pytest.mark.parametrize(("case", "reason"), _canaries())
 def test_known_crash_still_crashes(case, reason):
     proc = subprocess.run(
-        [sys.executable, "-m", "fixtures.compile_one", "compile", case.id],
+        [sys.executable, "-m", "fixtures.dsl.compile_one", "compile", case.id],
         cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S,
     )
     tail = (proc.stdout + proc.stderr)[-1500:]

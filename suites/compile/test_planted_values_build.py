@@ -3,9 +3,9 @@ with no GPU, so a run on a device fails only if the edge values miss them."""
 
 import pytest
 
-from fixtures import compiler
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import Case
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import Case
+from fixtures.dsl import compiler
 from suites.gpu._planted_values import PLANTED
 
 pytestmark = pytest.mark.compile

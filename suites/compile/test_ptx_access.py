@@ -1,11 +1,12 @@
 """Every stage x dtype x alignment x layout, compiled for ``--arch`` with no GPU: the PTX's
 global-memory accesses are as wide as the layout allows, and move exactly the bytes each
-thread owns (``fixtures.access_model`` holds the rules and why)."""
+thread owns (``fixtures.cases.access`` holds the rules and why)."""
 
 import pytest
 
-from fixtures import access_model, compiler
-from fixtures.params import case_params
+from fixtures.cases import access, failures, limitations
+from fixtures.dsl import compiler
+from fixtures.plugin.params import case_params
 
 pytestmark = pytest.mark.compile
 
@@ -13,27 +14,27 @@ pytestmark = pytest.mark.compile
 @pytest.mark.parametrize("case", case_params("compile"))
 def test_ptx_access_widths_and_bytes(case):
     accesses = compiler.compile_on_host(case).accesses
-    limitation = case.known_limitation("compile")
+    limitation = limitations.known(case, "compile")
     if limitation and limitation.fails_as == "unproven_alignment":
         # a release with the aligned-rows defect: its PTX must be exactly what the defect
         # predicts, and then the case fails as that defect (a strict xfail)
-        check_accesses(case, accesses, access_model.expected(case, aligned_rows=True))
-        raise access_model.UnprovenAlignment(f"{case.id}: PTX has {accesses.describe()}: {limitation.reason}")
-    check_accesses(case, accesses, access_model.expected(case))
+        check_accesses(case, accesses, access.expected(case, aligned_rows=True))
+        raise failures.UnprovenAlignment(f"{case.id}: PTX has {accesses.describe()}: {limitation.reason}")
+    check_accesses(case, accesses, access.expected(case))
 
 
-def check_accesses(case, accesses, want: access_model.Expected) -> None:
+def check_accesses(case, accesses, want: access.Expected) -> None:
     seen = f"{case.id}: expected {want.explain()}; PTX has {accesses.describe()}"
     loads, stores = set(accesses.loads), set(accesses.stores)
     if want.predicated:
         # the boundary path is element-wide; the full-tile path has the operands' widths
         assert stores <= {want.elem, want.width("c")}, seen
         assert loads <= {want.elem} | want.load_widths, seen
-        assert (access_model.VECTOR_BYTES in stores) == ("c" in want.vectors), seen
+        assert (access.VECTOR_BYTES in stores) == ("c" in want.vectors), seen
         if "a" in want.vectors:
-            assert access_model.VECTOR_BYTES in loads, seen
+            assert access.VECTOR_BYTES in loads, seen
         if not want.vectors & {"a", "b"}:
-            assert access_model.VECTOR_BYTES not in loads, seen
+            assert access.VECTOR_BYTES not in loads, seen
         assert want.fragment_bytes <= accesses.bytes_stored() <= 2 * want.fragment_bytes, seen
     else:
         assert stores == {want.width("c")}, seen

@@ -9,10 +9,12 @@ import cutlass
 import cutlass.cute as cute
 import pytest
 
-from fixtures import compat
-from fixtures.capture import stdout_fd
-from fixtures.dtypes import DTYPES
-from fixtures.stages._tiling import tile_shape, tv_layout_text, tv_tiling
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.geometry import tuned_tile, tv_layout_text, tv_tile
+from fixtures.dsl import compat
+from fixtures.dsl.capture import stdout_fd
+from fixtures.dsl.kernels._tiling import tv_tiling
+from fixtures.dsl.kernels.tuned import tuned_tiling
 
 pytestmark = pytest.mark.compile
 
@@ -40,9 +42,22 @@ def _traced(fn, *args) -> dict[str, str]:
 @pytest.mark.parametrize("dtype", DTYPES.values(), ids=lambda d: d.id)
 def test_tutorial_tiler_and_tv_layout(dtype):
     facts = _traced(describe_tiling, dtype.cutlass_type())
-    tile_m, tile_n = tile_shape(dtype.bytes)
+    tile_m, tile_n = tv_tile(dtype.bytes)
     assert facts["tiler"].replace(" ", "") == f"({tile_m},{tile_n})"
     assert facts["tv"] == tv_layout_text(dtype.bytes)
+
+
+@cute.jit
+def describe_tuned_tiling(dtype: cutlass.Constexpr):
+    tiler_mn, _ = tuned_tiling(dtype)
+    print(f"tiler={tiler_mn}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES.values(), ids=lambda d: d.id)
+def test_tuned_tiler(dtype):
+    """The tuned stage's tile is the one its domain and guard bands are derived from."""
+    tile_m, tile_n = tuned_tile(dtype.bytes)
+    assert _traced(describe_tuned_tiling, dtype.cutlass_type())["tiler"].replace(" ", "") == f"({tile_m},{tile_n})"
 
 
 def test_fp16_tile_is_the_code_comments_64x512():

@@ -16,10 +16,11 @@ import cutlass
 import cutlass.cute as cute
 import torch
 
-from fixtures import values
-from fixtures.dtypes import DTYPES
-from fixtures.ops import Op
-from fixtures.stages import STAGES, Stage
+from fixtures.cases import values
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.ops import Op
+from fixtures.cases.stages import STAGES, Stage
+from fixtures.dsl.kernels import bind, predicated
 
 OUTWARD = 1 + 2.0**-23  # one fp32 ulp up in relative terms: a halfway fp32 sum leaves the tie
 
@@ -82,8 +83,8 @@ class Planted:
 
 
 def _planted(name: str, wrong: Callable, right: Callable, dtypes: tuple[str, ...], caught_as: str) -> Planted:
-    op = Op(right.__name__, wrong, right)
-    return Planted(dataclasses.replace(STAGES["predicated"], name=f"planted_{name}", op=op), dtypes, caught_as)
+    stage = dataclasses.replace(STAGES["predicated"], name=f"planted_{name}", op=Op(right.__name__, right))
+    return Planted(bind(stage, predicated.predicated_apply, op=wrong), dtypes, caught_as)
 
 
 FLOATS = ("fp16", "bf16", "fp32", "fp64")

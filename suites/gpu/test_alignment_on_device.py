@@ -5,10 +5,10 @@ the GPU. Recorded so a release that stops checking shows up."""
 import pytest
 from cutlass.cute.runtime import from_dlpack
 
-from fixtures import compiler, runner, tensors
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import Case
-from fixtures.stages import STAGES
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import Case
+from fixtures.cases.stages import STAGES
+from fixtures.dsl import compiler, runner, tensors
 
 pytestmark = pytest.mark.gpu
 

@@ -5,11 +5,12 @@ values), including replays after the same input buffers were refilled with new d
 import pytest
 import torch
 
-from fixtures import checks, matrix, runner
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import Case
-from fixtures.params import case_param
-from fixtures.stages import STAGES
+from fixtures.cases import matrix
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import Case
+from fixtures.cases.stages import STAGES
+from fixtures.dsl import checks, runner
+from fixtures.plugin.params import case_param
 
 pytestmark = pytest.mark.gpu
 

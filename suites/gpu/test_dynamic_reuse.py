@@ -7,11 +7,12 @@ that the signature was compiled exactly once (every later shape a cache hit).
 
 import pytest
 
-from fixtures import compiler, matrix, runner
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import Case
-from fixtures.params import sequence_marks
-from fixtures.stages import STAGES
+from fixtures.cases import matrix
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import Case
+from fixtures.cases.stages import STAGES
+from fixtures.dsl import compiler, runner
+from fixtures.plugin.params import sequence_marks
 
 pytestmark = pytest.mark.gpu
 

@@ -22,17 +22,19 @@ DRILL_TIMEOUT_S = 150
 DRILL = f'''
 import pytest
 
-from fixtures import matrix, runner
-from fixtures.dtypes import DTYPES
-from fixtures.ops import ADD
-from fixtures.stages import Stage
+from fixtures.cases import matrix
+from fixtures.dsl import runner
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.ops import ADD
+from fixtures.cases.stages import Stage
+from fixtures.dsl.kernels import bind
 from suites.gpu import _faulting_stage
 
 pytestmark = pytest.mark.gpu
 
 
 def test_deliberate_illegal_address():
-    stage = Stage("wild_write", _faulting_stage.wild_write, ADD)
+    stage = bind(Stage("wild_write", ADD), _faulting_stage.wild_write)
     runner.run_case(matrix.Case(stage, DTYPES["fp16"], "align16", "static", (128, 2048), "drill"), seed=1)
 
 

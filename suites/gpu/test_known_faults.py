@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import matrix
+from fixtures.cases import limitations, matrix
 
 pytestmark = pytest.mark.gpu
 
@@ -24,7 +24,7 @@ FAULT_TEXT = {"misaligned_address": "misaligned address"}  # what CUDA says, per
 def _canaries() -> list:
     """The first gpu-plan case of each faulting limitation this release has."""
     params = []
-    for lim in matrix.KNOWN_LIMITATIONS:
+    for lim in limitations.KNOWN_LIMITATIONS:
         if lim.fails_as not in FAULT_TEXT:
             continue
         covered = [c for c in matrix.cases("gpu") if lim.covers(c, "gpu")]
@@ -37,7 +37,7 @@ def _canaries() -> list:
 @pytest.mark.parametrize(("case", "limitation"), _canaries())
 def test_known_fault_still_faults(case, limitation):
     proc = subprocess.run(
-        [sys.executable, "-m", "fixtures.run_one", "gpu", case.id],
+        [sys.executable, "-m", "fixtures.dsl.run_one", "gpu", case.id],
         cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT_S,
     )
     output = proc.stdout + proc.stderr

@@ -4,9 +4,10 @@ mismatch names that class. The right stages staying green is the rest of the gpu
 
 import pytest
 
-from fixtures import checks, runner
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import Case
+from fixtures.cases import failures
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import Case
+from fixtures.dsl import runner
 from suites.gpu._planted_values import PLANTED
 
 pytestmark = pytest.mark.gpu
@@ -32,5 +33,5 @@ CASES = [
 
 @pytest.mark.parametrize(("planted", "case"), CASES)
 def test_a_stage_wrong_on_one_value_class_is_caught(planted, case, request):
-    with pytest.raises(checks.Mismatch, match=rf"; by class: .*\b{planted.caught_as} \d+"):
+    with pytest.raises(failures.Mismatch, match=rf"; by class: .*\b{planted.caught_as} \d+"):
         runner.run_case(case, seed=runner.seed_for(request.node.nodeid))

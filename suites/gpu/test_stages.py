@@ -4,8 +4,8 @@ unpredicated stages also run once outside their domains, where the harness must 
 
 import pytest
 
-from fixtures import runner
-from fixtures.params import case_params, outside_domain_params
+from fixtures.dsl import runner
+from fixtures.plugin.params import case_params, outside_domain_params
 
 pytestmark = pytest.mark.gpu
 

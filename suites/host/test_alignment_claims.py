@@ -7,10 +7,10 @@ import pytest
 import torch
 from cutlass.cute.runtime import from_dlpack
 
-from fixtures import tensors
-from fixtures.dtypes import DTYPES
-from fixtures.matrix import Case
-from fixtures.stages import STAGES
+from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.matrix import Case
+from fixtures.cases.stages import STAGES
+from fixtures.dsl import tensors
 
 pytestmark = pytest.mark.host
 

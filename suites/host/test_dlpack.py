@@ -7,7 +7,7 @@ function). Since 4.3 the DSL tags dynamic strides with their width, ``?{i64}`` a
 latter for comparisons with the page only, and ``printed`` pins a few exact strings so a change
 in the printing is caught too. Error messages end with a full stop the page leaves out, so the
 page's text is matched as a substring. Where releases legitimately differ, the expectation is
-the release's own (``fixtures.releases.by_release``), keyed by the release that changed it.
+the release's own (``fixtures.cases.releases.by_release``), keyed by the release that changed it.
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+import _jit_examples as jx
 import cutlass
 import cutlass.cute as cute
 import pytest
 import torch
 from cutlass.cute.runtime import from_dlpack
 
-import _jit_examples as jx
-from fixtures import compat
-from fixtures.capture import stdout_fd
-from fixtures.releases import by_release
+from fixtures.cases.releases import by_release
+from fixtures.dsl import compat
+from fixtures.dsl.capture import stdout_fd
 
 pytestmark = pytest.mark.host
 

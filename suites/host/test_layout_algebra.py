@@ -15,12 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-import cutlass.cute as cute
+import _jit_examples as jx
 import pytest
 
-import _jit_examples as jx
-from fixtures import compat
-from fixtures.capture import stdout_fd
+from fixtures.dsl import compat
+from fixtures.dsl.capture import stdout_fd
 
 pytestmark = pytest.mark.host
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 import functools
 import math
 
+import _jit_examples as jx
 import cutlass
-import cutlass.cute as cute
 import pytest
 
-import _jit_examples as jx
-from fixtures import compat
-from fixtures.capture import stdout_fd
+from fixtures.dsl import compat
+from fixtures.dsl.capture import stdout_fd
 
 pytestmark = pytest.mark.host
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from fixtures import environment
+from fixtures.dsl import environment
 
 pytestmark = pytest.mark.host
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import operator
 import zlib
 
+import _jit_examples as jx
 import cutlass.cute as cute
 import numpy as np
 import pytest
 from cutlass.cute.runtime import from_dlpack
-
-import _jit_examples as jx
 
 pytestmark = pytest.mark.host
 
