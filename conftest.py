@@ -12,11 +12,12 @@ import sys
 import pytest
 
 from fixtures.cases import arch as arch_mod
-from fixtures.dsl import device
+from fixtures.dsl import device, settings
 from fixtures.plugin import fault, startup
-from reports import bench_phase, bench_plugin, collector
+from reports import bench_phase, bench_plugin, collector, run_state
 
-pytest_plugins = ["pytester"]  # the harness's own tests (tests/) drive this plugin through pytester
+# the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
+pytest_plugins = ["fixtures.plugin.provided", "pytester"]
 
 DEVICE_TIERS = ("gpu", "bench")
 
@@ -54,6 +55,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Check every option and input file first (the cheap ones before torch and the DSL load),
     then set the run up; anything wrong is one line and exit 4, before any case runs."""
     worker = hasattr(config, "workerinput")  # an xdist worker: its controller compiled the stage modules already
+    state = run_state.of(config)
     try:
         requested = config.getoption("--arch")
         if requested:
@@ -62,26 +64,23 @@ def pytest_configure(config: pytest.Config) -> None:
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
             raise ValueError(f"--require-gpu: {device.gpu_unavailable()}")
-        arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
-        scratch = collector.scratch_dir(config)
-        # The DSL reads these when it is first imported. Its dumped PTX (which .artifacts.PTX is
-        # read back from) is named after the function alone, so each process gets its own folder.
-        dump_dir = scratch / "dsl-dumps" / str(os.getpid())
+        state.arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
+        dump_dir = collector.scratch_dir(config) / "dsl-dumps" / str(os.getpid())
         dump_dir.mkdir(parents=True, exist_ok=True)
-        os.environ["CUTE_DSL_DUMP_DIR"] = str(dump_dir)
-        os.environ["CUTE_DSL_ARCH"] = arch
-        os.environ["CUTE_DSL_DISABLE_FILE_CACHING"] = "1"
+        settings.apply(state.arch, dump_dir)
+        from fixtures.dsl.compat import drift_report
         from fixtures.dsl.environment import fingerprint
 
-        config.harness_arch = arch
-        config.harness_bench_gate = bench_plugin.BenchGate(config, bench_options, fingerprint().as_dict())
+        state.fingerprint = fingerprint().as_dict()
+        state.api_drift = [vars(r) | {"drifted": r.drifted} for r in drift_report()]
+        state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         if not worker:
             startup.compile_registered(registered)
     except ValueError as exc:
         collector.unconfigure(config)
         raise pytest.UsageError(str(exc)) from None
-    config.pluginmanager.register(config.harness_bench_gate, "cute-harness-bench-gate")
+    config.pluginmanager.register(state.bench_gate, "cute-harness-bench-gate")
     collector.configure(config, report_dir)
     bench_phase.register(config)
 
@@ -108,7 +107,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     reports = collector.report_dir(config)
     if reports is None:
         reports = "the parallel run's" if bench_phase.is_serial_phase(config) else "none (--collect-only)"
-    return [*fingerprint().header_lines(), f"compile arch: {config.harness_arch}; reports: {reports}"]
+    return [*fingerprint().header_lines(), f"compile arch: {run_state.of(config).arch}; reports: {reports}"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -126,16 +125,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_device)
 
 
-@pytest.fixture
-def host_jit() -> None:
-    """Skip, with the probed reason, where host-side ``@cute.jit`` execution cannot work."""
-    from fixtures.dsl.compat import host_jit_unavailable
-
-    reason = host_jit_unavailable()
-    if reason:
-        pytest.skip(reason)
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
@@ -150,11 +139,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         # recorded here) and replaces the worker, so every other case still runs
         fault.record(collector.notes_dir(item.config), item.nodeid, error, report.longreprtext[-4000:])
         os._exit(3)
-    item.config.harness_poisoned = (item.nodeid, error)
+    run_state.of(item.config).poisoned = (item.nodeid, error)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    poisoned = getattr(item.config, "harness_poisoned", None)
+    poisoned = run_state.of(item.config).poisoned
     if poisoned and item.get_closest_marker("gpu"):
         nodeid, error = poisoned
         pytest.fail(f"CUDA context poisoned by {nodeid} ({error}); run with -n 2 or more to isolate faults")

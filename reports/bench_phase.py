@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from reports import run_state
+
 DEFERRED_KEY = "cute_harness_deferred_bench"  # in a worker's workeroutput
 STREAM_OPTION = "--bench-phase-stream"
 _PASSED_ON = ("--arch", "--bandwidth-baseline", "--bandwidth-plant-slowdown")  # single-valued
@@ -139,7 +141,7 @@ class SerialPhase:
 
     def run(self, session: pytest.Session) -> None:
         config = self.config
-        stream = config.harness_scratch / "bench-phase.jsonl"
+        stream = run_state.of(config).scratch / "bench-phase.jsonl"
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone after the parallel part, "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import atomic, plots, summary
+from reports import atomic, plots, run_state, summary
 from reports.model import CaseResult, RunResult
 
 TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
@@ -29,7 +29,7 @@ def _now() -> str:
 
 def report_dir(config: pytest.Config) -> Path | None:
     """The run's report folder; None under ``--collect-only``, which writes no report."""
-    return config.harness_report_dir
+    return run_state.of(config).report_dir
 
 
 def notes_dir(config: pytest.Config) -> Path:
@@ -41,7 +41,7 @@ def notes_dir(config: pytest.Config) -> Path:
     does not know the harness's options yet) takes it for a test path and moves the rootdir
     there, away from this conftest.
     """
-    return config.harness_scratch / "notes"
+    return run_state.of(config).notes_dir
 
 
 def _missing_parents(path: Path) -> list[Path]:
@@ -79,22 +79,23 @@ def check_report_dir(config: pytest.Config) -> Path | None:
 def scratch_dir(config: pytest.Config) -> Path:
     """This run's temporary folder (notes, the DSL's dumps), one for the controller and its
     workers; the controller removes it at the end, so a crashed worker leaves nothing behind."""
+    state = run_state.of(config)
     if hasattr(config, "workerinput"):
-        config.harness_scratch = Path(config.workerinput[_SCRATCH])
+        state.scratch = Path(config.workerinput[_SCRATCH])
     else:
-        config.harness_scratch = Path(tempfile.mkdtemp(prefix="cute-harness-"))
-    notes_dir(config).mkdir(exist_ok=True)
-    return config.harness_scratch
+        state.scratch = Path(tempfile.mkdtemp(prefix="cute-harness-"))
+    state.notes_dir.mkdir(exist_ok=True)
+    return state.scratch
 
 
 def worker_input(config: pytest.Config) -> dict[str, str]:
     """What an xdist worker is handed so that every process of the run agrees on its folders."""
-    report = report_dir(config)
-    return {_SCRATCH: str(config.harness_scratch), **({_REPORT_DIR: str(report)} if report else {})}
+    state = run_state.of(config)
+    return {_SCRATCH: str(state.scratch), **({_REPORT_DIR: str(state.report_dir)} if state.report_dir else {})}
 
 
 def configure(config: pytest.Config, report: Path | None) -> None:
-    config.harness_report_dir = report
+    run_state.of(config).report_dir = report
     if hasattr(config, "workerinput") or report is None:
         return
     if config.option.xmlpath is None:
@@ -104,7 +105,7 @@ def configure(config: pytest.Config, report: Path | None) -> None:
 
 def unconfigure(config: pytest.Config) -> None:
     """The controller removes the run's scratch folder once the reports are written."""
-    scratch = getattr(config, "harness_scratch", None)
+    scratch = run_state.of(config).scratch
     if scratch is not None and not hasattr(config, "workerinput"):
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -169,16 +170,9 @@ def deprecation_finding(warning_message, nodeid: str) -> dict | None:
 
 class Recorder:
     def __init__(self, config: pytest.Config) -> None:
-        from fixtures.dsl.compat import drift_report
-        from fixtures.dsl.environment import fingerprint
-
         self.config = config
-        self.run = RunResult(
-            fingerprint=fingerprint().as_dict(),
-            arch=config.harness_arch,
-            started=_now(),
-            api_drift=[vars(r) | {"drifted": r.drifted} for r in drift_report()],
-        )
+        state = run_state.of(config)
+        self.run = RunResult(fingerprint=state.fingerprint, arch=state.arch, started=_now(), api_drift=state.api_drift)
         self._cases: dict[str, CaseResult] = {}
         self._collected: dict[str, int] = {}  # nodeid -> position in collection order
         self._deprecations: dict[tuple[str, str], dict] = {}
@@ -239,7 +233,7 @@ class Recorder:
         # collection order (the matrix's), not arrival order, which xdist shuffles
         self.run.cases = sorted(self._cases.values(), key=lambda c: self._collected.get(c.nodeid, len(self._collected)))
         self.run.deprecations = list(self._deprecations.values())
-        self.run.baseline = self.config.harness_bench_gate.info()
+        self.run.baseline = run_state.of(self.config).bench_gate.info()
         out = report_dir(self.config)
         # results.json first: whatever fails after it (a plot, say), the run's record is on disk
         atomic.write_json(out / "results.json", self.run.to_json())

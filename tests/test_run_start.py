@@ -96,3 +96,29 @@ def test_the_report_dir_is_checked_in_either_spelling(project, usage_error):
     for spelling in (("--report-dir", "a/b"), ("--report-dir=c/d",)):
         assert project.runpytest_subprocess(*spelling, "-n", "1", "test_one.py").ret == pytest.ExitCode.OK
     assert (project.path / "a/b/results.json").exists() and (project.path / "c/d/results.json").exists()
+
+
+IMPORT_PROBE = (
+    "import atexit, sys\n\n"
+    "atexit.register(lambda: open('heavy_imports.txt', 'w').write(' '.join(m for m in ('torch', 'cutlass') if m in sys.modules)))\n"
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("--arch=sm_1",), id="arch"),
+        pytest.param(("--report-dir", "test_one.py"), id="report-dir"),
+        pytest.param(("--bandwidth-threshold=abc",), id="threshold"),
+        pytest.param(("--bandwidth-plant-slowdown=2",), id="plant-slowdown"),
+        pytest.param(("--replace",), id="replace-without-save"),
+        pytest.param(("--bandwidth-baseline=bad_baseline.json",), id="baseline-file"),
+    ],
+)
+def test_a_usage_error_comes_before_torch_and_the_dsl_load(project, usage_error, args):
+    """Options and input files are checked first, so a typo costs well under the 15-20 s that
+    importing torch and the DSL takes: neither is imported when the run stops."""
+    project.makepyfile(imports_probe=IMPORT_PROBE)
+    (project.path / "bad_baseline.json").write_text('{"cute_harness_fingerprint": 1}')
+    usage_error("-p", "imports_probe", *args, "test_one.py")
+    assert (project.path / "heavy_imports.txt").read_text() == ""

@@ -5,7 +5,6 @@ import pytest
 
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
-from fixtures.dsl import compiler
 from suites.gpu._planted_values import PLANTED
 
 pytestmark = pytest.mark.compile
@@ -19,5 +18,5 @@ pytestmark = pytest.mark.compile
         for d in p.dtypes
     ],
 )
-def test_planted_stage_compiles(case):
-    assert compiler.compile_on_host(case).accesses.stores, f"{case.id}: no global store in the PTX"
+def test_planted_stage_compiles(case, compile_on_host):
+    assert compile_on_host(case).accesses.stores, f"{case.id}: no global store in the PTX"

@@ -5,15 +5,14 @@ thread owns (``fixtures.cases.access`` holds the rules and why)."""
 import pytest
 
 from fixtures.cases import access, failures, limitations
-from fixtures.dsl import compiler
 from fixtures.plugin.params import case_params
 
 pytestmark = pytest.mark.compile
 
 
 @pytest.mark.parametrize("case", case_params("compile"))
-def test_ptx_access_widths_and_bytes(case):
-    accesses = compiler.compile_on_host(case).accesses
+def test_ptx_access_widths_and_bytes(case, compile_on_host):
+    accesses = compile_on_host(case).accesses
     limitation = limitations.known(case, "compile")
     if limitation and limitation.fails_as == "unproven_alignment":
         # a release with the aligned-rows defect: its PTX must be exactly what the defect

@@ -7,7 +7,6 @@ import pytest
 from fixtures.cases import failures
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
-from fixtures.dsl import runner
 from suites.gpu._planted_values import PLANTED
 
 pytestmark = pytest.mark.gpu
@@ -32,6 +31,6 @@ CASES = [
 
 
 @pytest.mark.parametrize(("planted", "case"), CASES)
-def test_a_stage_wrong_on_one_value_class_is_caught(planted, case, request):
+def test_a_stage_wrong_on_one_value_class_is_caught(planted, case, run_case):
     with pytest.raises(failures.Mismatch, match=rf"; by class: .*\b{planted.caught_as} \d+"):
-        runner.run_case(case, seed=runner.seed_for(request.node.nodeid))
+        run_case(case)

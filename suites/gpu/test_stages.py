@@ -4,17 +4,16 @@ unpredicated stages also run once outside their domains, where the harness must 
 
 import pytest
 
-from fixtures.dsl import runner
 from fixtures.plugin.params import case_params, outside_domain_params
 
 pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("case", case_params("gpu"))
-def test_stage_matches_torch(case, request):
-    runner.run_case(case, seed=runner.seed_for(request.node.nodeid))
+def test_stage_matches_torch(case, run_case):
+    run_case(case)
 
 
 @pytest.mark.parametrize("case", outside_domain_params())
-def test_outside_domain_is_caught(case, request):
-    runner.run_case(case, seed=runner.seed_for(request.node.nodeid))
+def test_outside_domain_is_caught(case, run_case):
+    run_case(case)

@@ -1,0 +1,40 @@
+"""The run's state: one object on ``config.stash``, set up by ``conftest.py`` at configure time
+and read by the recorder, the bench gate and the bench phase. Nothing of a run lives in module
+globals, ``config`` attributes or the environment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from reports.bench_plugin import BenchGate
+
+
+@dataclass
+class RunState:
+    arch: str = ""  # the compile target (--arch, else the GPU's)
+    fingerprint: dict[str, str] = field(default_factory=dict)  # the install, as reports and baselines key it
+    api_drift: list[dict] = field(default_factory=list)  # how each DSL capability resolved here
+    report_dir: Path | None = None  # None under --collect-only and in the serial bench phase's process
+    scratch: Path | None = None  # notes and DSL dumps of every process of the run; removed at the end
+    bench_gate: BenchGate | None = None
+    poisoned: tuple[str, str] | None = None  # (nodeid, CUDA error) of a fault that poisoned this process's context
+
+    @property
+    def notes_dir(self) -> Path:
+        """Per-process notes of this run (compile tallies, recorded kernel faults)."""
+        assert self.scratch is not None, "the run's scratch folder is made at configure time"
+        return self.scratch / "notes"
+
+
+KEY = pytest.StashKey[RunState]()
+
+
+def of(config: pytest.Config) -> RunState:
+    """The run's state (an empty one if ``pytest_configure`` stopped before making it)."""
+    return config.stash.setdefault(KEY, RunState())
