@@ -96,6 +96,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``-n``'s default distribution, by compiled signature (``--dist`` other than ``load`` is honoured)."""
+    if config.getoption("dist") == "load":
+        from fixtures.plugin.schedule import SignatureScheduling
+
+        return SignatureScheduling(config, log)
+    return None
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:
     """xdist: each worker is handed the run's folders, so every process agrees on them."""
     node.workerinput.update(collector.worker_input(node.config))
