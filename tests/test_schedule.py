@@ -1,0 +1,43 @@
+"""The xdist scheduler's work units: every case of one compiled signature goes to one worker."""
+
+import pytest
+
+from fixtures.cases import matrix
+from fixtures.plugin.schedule import scope_of, signatures_by_case_id
+
+pytestmark = pytest.mark.harness
+
+SCOPES = signatures_by_case_id()
+
+
+def _nodeid(case_id: str) -> str:
+    return f"suites/gpu/test_stages.py::test_stage_matches_torch[{case_id}]"
+
+
+def test_every_case_of_one_signature_shares_a_unit_and_no_other_does():
+    cases = matrix.cases("gpu")
+    units: dict[str, set] = {}
+    for case in cases:
+        units.setdefault(scope_of(_nodeid(case.id), SCOPES), set()).add(case.signature)
+    assert all(len(signatures) == 1 for signatures in units.values())
+    assert len(units) == len({c.signature for c in cases})
+
+
+def test_a_dynamic_layout_puts_its_shapes_in_one_unit_and_a_static_one_does_not():
+    dynamic = {c.id for c in matrix.cases("gpu") if c.stage.name == "predicated" and c.dtype.id == "fp16"
+               and c.align == "align16" and c.layout == "dynamic"}
+    static = {i.replace("-dynamic-", "-static-") for i in dynamic}
+    assert len(dynamic) > 1
+    assert len({scope_of(_nodeid(i), SCOPES) for i in dynamic}) == 1
+    assert len({scope_of(_nodeid(i), SCOPES) for i in static}) == len(static)
+
+
+def test_the_compile_and_gpu_tiers_of_one_case_share_a_unit():
+    case_id = "tv-fp16-align16-static-128x2048"
+    compile_id = f"suites/compile/test_ptx_access.py::test_ptx_access_widths_and_bytes[{case_id}]"
+    assert scope_of(compile_id, SCOPES) == scope_of(_nodeid(case_id), SCOPES)
+
+
+@pytest.mark.parametrize("nodeid", ["tests/test_values.py::test_plain", "suites/host/test_dlpack.py::test_x[fp16]"])
+def test_a_test_that_is_no_matrix_case_is_a_unit_of_its_own(nodeid):
+    assert scope_of(nodeid, SCOPES) == nodeid
