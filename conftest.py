@@ -7,13 +7,12 @@ pytest's hooks.
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
 from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, settings
-from fixtures.plugin import fault, startup
+from fixtures.plugin import fault, provided, startup
 from reports import bench_phase, bench_plugin, collector, run_state
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
@@ -76,19 +75,13 @@ def pytest_configure(config: pytest.Config) -> None:
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         if not worker:
-            startup.compile_registered(registered)
+            startup.compile_registered(registered, provided.process_compiler(config))
     except ValueError as exc:
         collector.unconfigure(config)
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(state.bench_gate, "cute-harness-bench-gate")
     collector.configure(config, report_dir)
     bench_phase.register(config)
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    compiler = sys.modules.get("fixtures.dsl.compiler")  # only where something was compiled
-    if compiler is not None:
-        compiler.write_tally(collector.notes_dir(session.config))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

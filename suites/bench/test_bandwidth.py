@@ -15,6 +15,7 @@ from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
 from fixtures.dsl import fill, runner
 from fixtures.plugin.params import case_params
+from reports import run_state
 
 pytestmark = pytest.mark.bench
 
@@ -39,7 +40,7 @@ def bench_context() -> bench.Context:
 
 @pytest.fixture(scope="session")
 def planted(request) -> bandwidth.PlantedSlowdown | None:
-    fraction = request.config.harness_bench_gate.plant_fraction
+    fraction = run_state.of(request.config).bench_gate.plant_fraction
     return bandwidth.PlantedSlowdown(fraction) if fraction else None
 
 
@@ -52,7 +53,7 @@ def measure_and_judge(request, benchmark, bench_context, planted):
         if request.config.getoption("--require-gpu"):
             pytest.fail(f"{why}, and --require-gpu asks for the device tiers to run", pytrace=False)
         pytest.skip(why)
-    gate = request.config.harness_bench_gate
+    gate = run_state.of(request.config).bench_gate
 
     def run(workload: bench.Workload, **labels) -> dict:
         base = gate.reference(workload.name)
@@ -100,11 +101,11 @@ def test_device_ceiling(bench_context, measure_and_judge):
 
 
 @pytest.mark.parametrize(("dtype", "family", "shape"), REFERENCES)
-def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, request):
+def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, seed, request):
     """torch.add on the same operand sets a stage gets: the reference the stages are read against."""
     dt = DTYPES[dtype]
     nbytes = bandwidth.bytes_moved(shape, dt.bytes)
-    gen = torch.Generator(device="cuda").manual_seed(runner.seed_for(request.node.nodeid))
+    gen = torch.Generator(device="cuda").manual_seed(seed)
 
     def operands(placement: int) -> list[bench.Launch]:
         launches = []
@@ -121,15 +122,14 @@ def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, request):
 
 
 @pytest.mark.parametrize("case", case_params("bench"))
-def test_stage_bandwidth(case, measure_and_judge, request):
-    seed = runner.seed_for(request.node.nodeid)
+def test_stage_bandwidth(case, measure_and_judge, seed, compiler):
     nbytes = bandwidth.bytes_moved(case.shape, case.dtype.bytes)
     sets = bench.operand_sets(nbytes)
 
     def operands(placement: int) -> list[bench.Launch]:
         """One group of operand sets; its first launch is verified on this placement."""
         # plain random inputs, as the baselines were measured on (edge values are the gpu tier's)
-        launches = [runner.prepare(case, seed + placement * sets + i, edges=False) for i in range(sets)]
+        launches = [runner.prepare(case, seed + placement * sets + i, compiler, edges=False) for i in range(sets)]
         launches[0].launch()
         torch.cuda.synchronize()
         launches[0].verify()

@@ -35,9 +35,8 @@ def _capture(fn) -> torch.cuda.CUDAGraph:
 
 
 @pytest.mark.parametrize("case", _cases("static") + _cases("dynamic"))
-def test_replays_compute_every_captured_launch(case, request):
-    seed = runner.seed_for(request.node.nodeid)
-    launches = [runner.prepare(case, seed + i) for i in range(CAPTURED_LAUNCHES)]  # compiled before capture
+def test_replays_compute_every_captured_launch(case, seed, compiler):
+    launches = [runner.prepare(case, seed + i, compiler) for i in range(CAPTURED_LAUNCHES)]  # compiled before capture
 
     def launch_all():
         for launch in launches:
@@ -57,10 +56,10 @@ def test_replays_compute_every_captured_launch(case, request):
 
 
 @pytest.mark.parametrize("case", _cases("static") + _cases("dynamic"))
-def test_graph_mixing_a_stage_with_torch_ops(case, request):
+def test_graph_mixing_a_stage_with_torch_ops(case, seed, compiler):
     """torch op -> stage -> torch op on one stream: the stage sees the first op's output and
     the last op sees the stage's."""
-    launch = runner.prepare(case, runner.seed_for(request.node.nodeid))
+    launch = runner.prepare(case, seed, compiler)
     a = launch.placed["a"].distinct()
     original = a.clone()
     result = torch.empty_like(launch.output)
