@@ -12,7 +12,7 @@ import pytest
 
 from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, settings
-from fixtures.plugin import fault, provided, startup
+from fixtures.plugin import fault, startup
 from reports import bench_phase, bench_plugin, collector, run_state
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
@@ -75,7 +75,9 @@ def pytest_configure(config: pytest.Config) -> None:
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         if not worker:
-            startup.compile_registered(registered, provided.process_compiler(config))
+            from fixtures.plugin.provided import process_compiler  # loaded by pytest_plugins
+
+            startup.compile_registered(registered, process_compiler(config))
     except ValueError as exc:
         collector.unconfigure(config)
         raise pytest.UsageError(str(exc)) from None

@@ -64,7 +64,8 @@ def results(path) -> dict:
     return json.loads((path / "results.json").read_text())
 
 
-@pytest.mark.parametrize("parallel", [(), ("-n", "2")], ids=["serial", "xdist"])
+# one worker: the cases after the interrupt are then surely still queued behind it
+@pytest.mark.parametrize("parallel", [(), ("-n", "1")], ids=["serial", "xdist"])
 def test_an_interrupted_run_writes_a_report_that_says_so(project, parallel):
     project.makepyfile(test_interrupted=INTERRUPTED)
     out = project.path / "out"
