@@ -74,8 +74,11 @@ def pytest_configure(config: pytest.Config) -> None:
         state.api_drift = [vars(r) | {"drifted": r.drifted} for r in drift_report()]
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
+        state.registered_stages = registered
         if not worker:
-            from fixtures.plugin.provided import process_compiler  # loaded by pytest_plugins
+            from fixtures.plugin.provided import (
+                process_compiler,  # loaded by pytest_plugins
+            )
 
             startup.compile_registered(registered, process_compiler(config))
     except ValueError as exc:
@@ -123,7 +126,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.user_properties.append(("tier", tier))
         case = getattr(getattr(item, "callspec", None), "params", {}).get("case")
         if hasattr(case, "stage"):
-            item.user_properties.append(("case", {"id": case.id, "stage": case.stage.name, "dtype": case.dtype.id}))
+            item.user_properties.append(("case", {"id": case.id, "stage": case.stage.name, "dtype": case.dtype.id,
+                                                  "align": case.align, "layout": case.layout, "family": case.family}))
         for word in getattr(case, "keywords", ()):
             item.extra_keyword_matches.add(word)
         if skip_device and any(item.get_closest_marker(t) for t in DEVICE_TIERS):

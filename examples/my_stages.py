@@ -1,15 +1,16 @@
-"""A kernel of your own, put through the whole gpu plan:
+"""Kernels of your own, put through the harness:
 
-    python3 -m pytest -m gpu --stage-module examples.my_stages -k my_add
+    python3 -m pytest suites -m compile --arch sm_90a --stage-module examples.my_stages -k my_   # no GPU
+    python3 -m pytest suites -m "gpu or bench" --require-gpu --stage-module examples.my_stages -k my_
 
-``register`` adds the stage to the matrix (ids ``my_add-<dtype>-<align>-<layout>-MxN``); its
-domain says which shapes it handles (here: all of them, thanks to the bounds check).
+``register`` adds a stage to the matrix (ids ``my_add-<dtype>-<align>-<layout>-MxN``); its
+domain says which shapes it handles (``my_add``: all of them, thanks to the bounds check).
 """
 
 import cuda.bindings.driver as cuda
 import cutlass.cute as cute
 
-from fixtures.dsl.kernels import register
+from fixtures.dsl.kernels import register, vectorized
 
 THREADS = 256
 
@@ -29,3 +30,18 @@ def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
 def my_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
     m, n = mC.shape
     _add_kernel(mA, mB, mC).launch(grid=((m * n + THREADS - 1) // THREADS, 1, 1), block=(THREADS, 1, 1), stream=stream)
+
+
+def _whole_vectors(m: int, n: int, dtype) -> str | None:
+    """The domain of a kernel without a bounds check: whole 16-byte vectors, whole blocks."""
+    if n % dtype.vector or (m * n // dtype.vector) % THREADS:
+        return f"{m}x{n} is not whole {dtype.vector}-element vectors in whole {THREADS}-thread blocks"
+    return None
+
+
+# A kernel that means to move 16 bytes per access, saying so: the compile tier then asserts that
+# its PTX does wherever the layout proves 16-byte alignment, and never goes wider than proven.
+# (The tutorial's vectorized kernel, registered under a name of its own for brevity.)
+register("my_vec_add", op="add", domain=_whole_vectors, vector_bytes=16, bench_layouts=("compact", "static"))(
+    vectorized.vectorized_elementwise_add
+)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reports import atomic, plots, run_state, summary
-from reports.model import CaseResult, RunResult
+from reports.model import CaseResult, PtxFacts, RunResult
 
 TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 _REPORT_DIR = "cute_harness_report_dir"  # keys of what an xdist worker is handed (workerinput)
@@ -172,7 +172,8 @@ class Recorder:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         state = run_state.of(config)
-        self.run = RunResult(fingerprint=state.fingerprint, arch=state.arch, started=_now(), api_drift=state.api_drift)
+        self.run = RunResult(fingerprint=state.fingerprint, arch=state.arch, started=_now(), api_drift=state.api_drift,
+                             registered_stages=state.registered_stages)
         self._cases: dict[str, CaseResult] = {}
         self._collected: dict[str, int] = {}  # nodeid -> position in collection order
         self._deprecations: dict[tuple[str, str], dict] = {}
@@ -209,6 +210,7 @@ class Recorder:
             tier=properties.get("tier", "harness"),
             case=properties.get("case"),
             bandwidth=properties.get("bandwidth"),
+            ptx=PtxFacts(**properties["ptx"]) if "ptx" in properties else None,
             duration_s=round(report.duration, 4),
             reason=_reason(report),
             message=_message(report),

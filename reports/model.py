@@ -5,12 +5,26 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/4"
-# 2, 3 and 4 only added optional fields (4: status, collected, notes)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3)) + (SCHEMA,)
+SCHEMA = "cute-dsl-harness/results/5"
+# 2 to 5 only added optional fields (4: status, collected, notes; 5: a case's ptx facts)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4)) + (SCHEMA,)
 STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
+
+
+@dataclass
+class PtxFacts:
+    """What a compile-tier case's PTX shows: the kernel author's view of access widths."""
+
+    accesses: str  # e.g. "loads [64x16B], stores [32x16B]": width x static count
+    widest_load: int  # bytes
+    widest_store: int
+    bytes_loaded: int  # per thread, summed over the access instructions in the PTX
+    bytes_stored: int
+    guarded: bool  # has predicated paths (a bounds check)
+    layout_allows: int  # the widest access the layout proves aligned for every operand, bytes
+    judged: bool  # the stage declared what to expect and the facts were asserted; else only reported
 
 
 @dataclass
@@ -21,8 +35,9 @@ class CaseResult:
     duration_s: float
     reason: str = ""
     message: str = ""
-    case: dict | None = None  # matrix cases: id, stage, dtype (and possibly more)
+    case: dict | None = None  # matrix cases: id, stage, dtype; since schema 5 also align, layout, family
     bandwidth: dict | None = None  # bench cases: the measurement, and its baseline verdict if any
+    ptx: PtxFacts | None = None  # compile-tier cases of registered stages
 
 
 @dataclass
@@ -40,6 +55,7 @@ class RunResult:
     status: str = "complete"  # how the run ended (STATUSES); a run written before schema 4 was complete
     collected: int | None = None  # cases selected to run; None in runs written before schema 4
     notes: list[str] = field(default_factory=list)  # what went wrong in the harness itself (a plot not written)
+    registered_stages: list[str] = field(default_factory=list)  # kernels of the user's (--stage-module)
 
     def counts(self) -> Counter:
         return Counter(c.outcome for c in self.cases)
@@ -82,8 +98,15 @@ class RunResult:
         cases = data.get("cases")
         if not isinstance(cases, list):
             raise ValueError("'cases' is missing or not a list")
-        run.cases = [_build(CaseResult, c, f"case {i}") for i, c in enumerate(cases)]
+        run.cases = [_case(c, f"case {i}") for i, c in enumerate(cases)]
         return run
+
+
+def _case(data, where: str) -> CaseResult:
+    case = _build(CaseResult, data, where)
+    if case.ptx is not None:
+        case.ptx = _build(PtxFacts, case.ptx, f"{where} ptx")
+    return case
 
 
 def _build(kind: type, data, where: str):

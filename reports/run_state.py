@@ -23,6 +23,7 @@ class RunState:
     report_dir: Path | None = None  # None under --collect-only and in the serial bench phase's process
     scratch: Path | None = None  # notes and DSL dumps of every process of the run; removed at the end
     bench_gate: BenchGate | None = None
+    registered_stages: list[str] = field(default_factory=list)  # what --stage-module added, in order
     poisoned: tuple[str, str] | None = None  # (nodeid, CUDA error) of a fault that poisoned this process's context
 
     @property

@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from reports import stage_report
 from reports.baseline import MIN_RUNS
 from reports.model import CaseResult, RunResult
 
@@ -93,6 +94,7 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     if run.deprecations:
         lines += ["", "## Deprecations (what breaks in a later release)", ""]
         lines += [f"- {d['category']}: {d['message']} (first in `{d['first_case'] or 'collection'}`)" for d in run.deprecations]
+    lines += stage_report.sections(run, cell)
     lines += _bandwidth(run, images)
     return "\n".join(lines) + "\n"
 

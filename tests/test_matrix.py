@@ -27,7 +27,7 @@ from fixtures.cases.stages import STAGES
 
 pytestmark = pytest.mark.harness
 
-PLANS = sorted(matrix.PLANS)
+PLANS = sorted(p for p in matrix.PLANS if matrix.cases(p))  # compile_registered is empty without --stage-module
 
 
 def make_case(stage, dtype="fp16", align="align16", layout="static", shape=(128, 2048), family="aligned"):

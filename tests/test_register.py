@@ -4,7 +4,7 @@ import pytest
 
 from fixtures.cases import matrix
 from fixtures.cases.stages import STAGES
-from fixtures.dsl.kernels import register
+from fixtures.dsl.kernels import KERNELS, register
 
 pytestmark = pytest.mark.harness
 
@@ -15,12 +15,14 @@ def registered():
     names = []
 
     def _register(name, **kwargs):
+        decorate = register(name, **kwargs)  # refused here: nothing to undo
         names.append(name)
-        return register(name, **kwargs)(lambda *args: None)
+        return decorate(lambda *args: None)
 
     yield _register
     for name in names:
         STAGES.pop(name, None)
+        KERNELS.pop(name, None)
 
 
 def test_registered_stage_runs_the_whole_gpu_plan_with_readable_ids(registered):
@@ -29,7 +31,8 @@ def test_registered_stage_runs_the_whole_gpu_plan_with_readable_ids(registered):
     assert "my_kernel-bf16-align16-dynamic-1000x1003" not in ids  # its domain says no to even M
     assert "my_kernel-bf16-align16-dynamic-97x101" in ids
     assert all(c.stage.op.name == "mul" for c in matrix.cases("gpu") if c.stage.name == "my_kernel")
-    assert not any(c.stage.name == "my_kernel" for c in matrix.cases("compile")), "no access model, no compile tier"
+    assert not any(c.stage.name == "my_kernel" for c in matrix.cases("compile")), "no access model, no tutorial rules"
+
 
 
 def test_a_taken_name_or_an_unknown_op_is_refused(registered):
@@ -58,3 +61,33 @@ def test_a_launch_function_of_the_wrong_arity_is_refused():
     finally:
         STAGES.pop("my_five", None)
     assert "my_three" not in STAGES
+
+
+def test_a_registered_stage_is_compiled_in_every_layout_and_benched_in_compact(registered):
+    registered("my_kernel")
+    compiled = {c.id for c in matrix.cases("compile_registered")}
+    assert len(compiled) == len(matrix.ARITHMETIC_DTYPES) * len(matrix.ALIGNMENTS) * len(matrix.LAYOUTS)
+    assert {"my_kernel-fp16-align16-static-128x2048", "my_kernel-fp16-offset-colmajor-128x2048"} <= compiled
+    assert all(i.startswith("my_kernel-") for i in compiled), "the registered plan holds only registered stages"
+    benched = {c.id for c in matrix.cases("bench") if c.stage.name == "my_kernel"}
+    assert benched == {f"my_kernel-{d}-align16-compact-{s}" for d in matrix.ARITHMETIC_DTYPES for s in ("16384x8192", "256x4096")}
+
+
+def test_bench_layouts_add_the_layouts_the_kernel_is_meant_for(registered):
+    registered("my_kernel", bench_layouts=("compact", "colmajor"))
+    layouts = {c.layout for c in matrix.cases("bench") if c.stage.name == "my_kernel"}
+    assert layouts == {"compact", "colmajor"}
+    assert {c.layout for c in matrix.cases("bench") if c.stage.name == "tuned"} == {"compact"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        pytest.param({"vector_bytes": 3}, "vector_bytes=3 is not an access width", id="vector-bytes"),
+        pytest.param({"bench_layouts": ("rowmajor",)}, "bench_layouts \\('rowmajor',\\): layouts are static", id="bench-layout"),
+        pytest.param({"bench_layouts": ()}, "bench_layouts \\(\\): layouts are", id="no-bench-layout"),
+    ],
+)
+def test_a_declaration_that_cannot_hold_is_refused(registered, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        registered("my_kernel", **kwargs)

@@ -348,3 +348,23 @@ def test_summary_marks_cases_judged_against_too_few_machine_starts():
     first, second = (next(line for line in lines if line.startswith(f"| {r['stage']} | {r['dtype']} | {r['size']} |")) for r in rows[:2])
     assert first.endswith("| 1 | 0.0 | +1.2 | 5.0 | same (baseline from 1 run) |")
     assert second.endswith(f"| 3 | 0.8 | {rows[1]['delta_pct']:+.1f} | 5.0 | same |")
+
+
+def test_a_registered_stage_gets_its_own_section_with_bandwidth_against_torch_add(run):
+    def bench(stage, gbps):
+        return {"stage": stage, "dtype": "fp16", "size": "bandwidth", "shape": [16384, 8192], "gbps": gbps,
+                "pct_ceiling": gbps / 30.0, "ceiling_gbps": 3000.0, "rel_noise": 0.001, "samples": 10}
+
+    run.registered_stages = ["my_add"]
+    gpu_case = {"id": "my_add-fp16-align16-dynamic-97x101", "stage": "my_add", "dtype": "fp16", "align": "align16",
+                "layout": "dynamic", "family": "odd"}
+    run.cases = [
+        CaseResult("g1", "passed", "gpu", 0.1, case=gpu_case),
+        CaseResult("g2", "failed", "gpu", 0.1, case=gpu_case | {"id": "my_add-fp16-align16-static-97x101", "layout": "static"}),
+        CaseResult("b1", "passed", "bench", 1.0, case={"id": "x", "stage": "my_add", "dtype": "fp16"}, bandwidth=bench("my_add", 1500.0)),
+        CaseResult("b2", "passed", "bench", 1.0, bandwidth=bench("torch_add", 3000.0)),
+    ]
+    lines = section(summary.render(run), "Your kernel `my_add`")
+    assert "| family | dynamic | static |" in lines
+    assert "| odd | ✅ 1 | ❌ 1/1 |" in lines
+    assert "| fp16 | bandwidth | 16384x8192 | 1500 | 3000 | 0.50x | 50.0 | no baseline |" in lines
