@@ -23,7 +23,6 @@ DRILL = f'''
 import pytest
 
 from fixtures.cases import matrix
-from fixtures.dsl import runner
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.ops import ADD
 from fixtures.cases.stages import Stage
@@ -33,17 +32,17 @@ from suites.gpu import _faulting_stage
 pytestmark = pytest.mark.gpu
 
 
-def test_deliberate_illegal_address():
+def test_deliberate_illegal_address(run_case):
     stage = bind(Stage("wild_write", ADD), _faulting_stage.wild_write)
-    runner.run_case(matrix.Case(stage, DTYPES["fp16"], "align16", "static", (128, 2048), "drill"), seed=1)
+    run_case(matrix.Case(stage, DTYPES["fp16"], "align16", "static", (128, 2048), "drill"))
 
 
 HEALTHY = [c for c in matrix.cases("gpu") if c.stage.name == "tv" and c.layout == "static"][:{HEALTHY}]
 
 
 @pytest.mark.parametrize("case", HEALTHY, ids=lambda c: c.id)
-def test_healthy(case):
-    runner.run_case(case, seed=1)
+def test_healthy(case, run_case):
+    run_case(case)
 '''
 
 
