@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from pathlib import Path
 
-from reports.atomic import _umask
+from reports import atomic
 from reports.model import REFERENCE_STAGES, SIZES, RunResult
 
 DPI = 110
@@ -16,9 +15,15 @@ SLOWER_COLOUR = "#d62728"
 
 def write(run: RunResult, folder: Path) -> list[Path]:
     """The figures written into ``folder``; none when no case measured a bandwidth."""
+    return [_save(fig, folder / name) for name, fig in figures(run).items()]
+
+
+def figures(run: RunResult) -> dict:
+    """``{file name: matplotlib Figure}``: bandwidth per size, and % of the ceiling at the
+    streaming size; empty when no case measured a bandwidth."""
     rows = [c.bandwidth for c in run.bench_cases()]
     if not rows:
-        return []
+        return {}
     import matplotlib
 
     matplotlib.use("Agg")  # no display on a CI runner
@@ -28,7 +33,7 @@ def write(run: RunResult, folder: Path) -> list[Path]:
 
     colours = _colours(rows)
     sizes = list(dict.fromkeys(b["size"] for b in rows))
-    written = []
+    made = {}
 
     fig = Figure(figsize=(6 + 3 * len(sizes), 4.8), layout="constrained")
     axes = fig.subplots(1, len(sizes), squeeze=False)[0]
@@ -39,7 +44,7 @@ def write(run: RunResult, folder: Path) -> list[Path]:
         ax.set_title(f"{size} ({', '.join(shapes)}){_reference_lines(ax, sized)}")
         ax.set_ylabel("GB/s")
     _legend(fig, axes[-1], rows, colours)
-    written.append(_save(fig, folder / "bandwidth.png"))
+    made["bandwidth.png"] = fig
 
     streaming = [b for b in rows if b["size"] == SIZES[0]]
     if streaming:
@@ -50,8 +55,8 @@ def write(run: RunResult, folder: Path) -> list[Path]:
         ax.set_title(f"% of the D2D copy ceiling ({SIZES[0]} size)")
         ax.set_ylabel("% of ceiling")
         _legend(fig, ax, streaming, colours)
-        written.append(_save(fig, folder / "pct_peak.png"))
-    return written
+        made["pct_peak.png"] = fig
+    return made
 
 
 def _colours(rows: list[dict]) -> dict[str, str]:
@@ -109,15 +114,8 @@ def _legend(fig, ax, rows: list[dict], colours: dict[str, str]) -> None:
 
 
 def _save(fig, path: Path) -> Path:
-    """savefig beside the target, then rename: a reader never sees half a PNG."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as out:
-            fig.savefig(out, format="png", dpi=DPI)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """The PNG rendered in memory, then written atomically: a reader never sees half a PNG."""
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=DPI)
+    atomic.write_bytes(path, png.getvalue())
     return path

@@ -28,6 +28,26 @@ def test_writes_both_figures_and_nothing_else(tmp_path, name):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bandwidth.png", "pct_peak.png"]
 
 
+def test_the_bandwidth_figure_shows_each_case_as_a_bar_of_its_figure():
+    """One panel per size, dtypes along x, one bar per (stage, dtype) as tall as its GB/s, every
+    stage in the legend; the % figure's bars are each streaming case's % of the ceiling."""
+    run = recorded("run_481.json")
+    rows = [c.bandwidth for c in run.bench_cases()]
+    made = plots.figures(run)
+    panels = made["bandwidth.png"].axes
+    sizes = list(dict.fromkeys(b["size"] for b in rows))
+    assert [ax.get_title().split(" ")[0] for ax in panels[: len(sizes)]] == sizes
+    for ax, size in zip(panels, sizes):
+        sized = [b for b in rows if b["size"] == size]
+        assert sorted(round(bar.get_height(), 6) for bar in ax.patches) == sorted(round(b["gbps"], 6) for b in sized)
+        assert [t.get_text() for t in ax.get_xticklabels()] == list(dict.fromkeys(b["dtype"] for b in sized))
+    legend = [t.get_text() for t in panels[len(sizes) - 1].get_legend().get_texts()]
+    assert set(b["stage"] for b in rows) <= set(legend)
+    (percent,) = made["pct_peak.png"].axes
+    streaming = [b["pct_ceiling"] for b in rows if b["size"] == "bandwidth"]
+    assert sorted(round(bar.get_height(), 6) for bar in percent.patches) == sorted(round(v, 6) for v in streaming)
+
+
 def test_launch_size_only_has_no_percent_of_peak_figure(tmp_path):
     """% of ceiling is about streaming; a run that measured only launch overhead gets one figure."""
     run = recorded("run_481.json")
