@@ -7,6 +7,7 @@ pytest's hooks.
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 
 import pytest
 
@@ -14,6 +15,7 @@ from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, settings
 from fixtures.plugin import fault, startup
 from reports import bench_phase, bench_plugin, collector, run_state
+from reports.model import CaseRecord
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
 pytest_plugins = ["fixtures.plugin.provided", "pytester"]
@@ -126,8 +128,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.user_properties.append(("tier", tier))
         case = getattr(getattr(item, "callspec", None), "params", {}).get("case")
         if hasattr(case, "stage"):
-            item.user_properties.append(("case", {"id": case.id, "stage": case.stage.name, "dtype": case.dtype.id,
-                                                  "align": case.align, "layout": case.layout, "family": case.family}))
+            record = CaseRecord(case.id, case.stage.name, case.dtype.id, case.align, case.layout, case.family)
+            item.user_properties.append(("case", asdict(record)))  # plain data: xdist serialises reports
         for word in getattr(case, "keywords", ()):
             item.extra_keyword_matches.add(word)
         if skip_device and any(item.get_closest_marker(t) for t in DEVICE_TIERS):

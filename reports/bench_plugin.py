@@ -17,6 +17,7 @@ import pytest
 from reports import atomic, gate
 from reports import baseline as baseline_mod
 from reports.bench_phase import PHASE_PLUGIN
+from reports.model import BandwidthRecord
 
 
 def add_options(group) -> None:
@@ -123,9 +124,8 @@ class BenchGate:
     def reference(self, case: str) -> baseline_mod.CaseReference | None:
         return self._references.get(case)
 
-    def judge(self, figures: dict) -> dict:
-        case = figures["case"]
-        return gate.judge(figures, self.reference(case), gate.override_for(case, self.overrides))
+    def judge(self, record: BandwidthRecord) -> BandwidthRecord:
+        return gate.judge(record, self.reference(record.case), gate.override_for(record.case, self.overrides))
 
     def info(self) -> dict:
         """What results.json records of the comparison."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reports import atomic, plots, run_state, summary
-from reports.model import CaseResult, PtxFacts, RunResult
+from reports.model import BandwidthRecord, CaseRecord, CaseResult, PtxFacts, RunResult
 
 TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 _REPORT_DIR = "cute_harness_report_dir"  # keys of what an xdist worker is handed (workerinput)
@@ -208,8 +208,8 @@ class Recorder:
             nodeid=report.nodeid,
             outcome=outcome,
             tier=properties.get("tier", "harness"),
-            case=properties.get("case"),
-            bandwidth=properties.get("bandwidth"),
+            case=CaseRecord(**properties["case"]) if "case" in properties else None,
+            bandwidth=BandwidthRecord.from_dict(properties["bandwidth"]) if "bandwidth" in properties else None,
             ptx=PtxFacts(**properties["ptx"]) if "ptx" in properties else None,
             duration_s=round(report.duration, 4),
             reason=_reason(report),

@@ -131,15 +131,15 @@ def _bandwidth(a: RunResult, b: RunResult, threshold_pct: float) -> list[str]:
              f"A {_ceiling(a)} GB/s → B {_ceiling(b)} GB/s.", "",
              "| stage | dtype | size | shape | A GB/s | B GB/s | delta % | |", "|---|---|---|---|---|---|---|---|"]
     for old, new in pairs:
-        delta = 100 * (new["gbps"] - old["gbps"]) / old["gbps"]
+        delta = 100 * (new.gbps - old.gbps) / old.gbps
         flag = "" if abs(delta) <= threshold_pct else ("**slower**" if delta < 0 else "faster")
-        lines.append(f"| {new['stage']} | {new['dtype']} | {new['size']} | {'x'.join(map(str, new['shape']))} | "
-                     f"{old['gbps']:.0f} | {new['gbps']:.0f} | {delta:+.1f} | {flag} |")
+        lines.append(f"| {new.stage} | {new.dtype} | {new.size} | {'x'.join(map(str, new.shape))} | "
+                     f"{old.gbps:.0f} | {new.gbps:.0f} | {delta:+.1f} | {flag} |")
     return lines + [""]
 
 
 def _ceiling(run: RunResult) -> str:
-    ceilings = sorted({c.bandwidth["ceiling_gbps"] for c in run.bench_cases()})
+    ceilings = sorted({c.bandwidth.ceiling_gbps for c in run.bench_cases()})
     return "/".join(f"{c:.0f}" for c in ceilings) or "–"
 
 

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from dataclasses import replace
 
 from reports.baseline import MIN_RUNS, CaseReference, Figures
+from reports.model import BandwidthRecord
 
 NOISE_SIGMAS = 4.0
 FLOOR_PCT = 2.0
@@ -57,13 +59,13 @@ def override_for(case: str, overrides: list[tuple[str, float]]) -> float | None:
     return found
 
 
-def judge(now: dict, ref: CaseReference | None, override: float | None = None) -> dict:
-    """The comparison fields a case's record gains: the reference and its runs, delta,
-    threshold (the smallest slowdown this case can call), verdict."""
+def judge(now: BandwidthRecord, ref: CaseReference | None, override: float | None = None) -> BandwidthRecord:
+    """``now`` with its comparison filled in: the reference and its runs, delta, threshold (the
+    smallest slowdown this case can call), verdict (``new`` where there is no reference)."""
     if ref is None:
-        return {"verdict": "new"}
-    delta = 100 * (now["gbps"] / ref.gbps - 1)
-    threshold = override if override is not None else threshold_pct(Figures.of(now), ref)
+        return replace(now, verdict="new")
+    delta = 100 * (now.gbps / ref.gbps - 1)
+    threshold = override if override is not None else threshold_pct(Figures(now.gbps, now.median_s, now.spread_s, now.samples), ref)
     verdict = "slower" if delta < -threshold else "faster" if delta > threshold else "same"
-    return {"baseline_gbps": ref.gbps, "baseline_runs": ref.count, "baseline_spread_pct": ref.spread_pct,
-            "delta_pct": delta, "threshold_pct": threshold, "verdict": verdict}
+    return replace(now, baseline_gbps=ref.gbps, baseline_runs=ref.count, baseline_spread_pct=ref.spread_pct,
+                   delta_pct=delta, threshold_pct=threshold, verdict=verdict)

@@ -14,6 +14,66 @@ REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kern
 
 
 @dataclass
+class CaseRecord:
+    """A matrix case's facts, as the plugin stamps them on its test (``Case`` in the harness)."""
+
+    id: str  # stage-dtype-align-layout-MxN
+    stage: str
+    dtype: str
+    align: str = ""  # "" in runs written before schema 5
+    layout: str = ""
+    family: str = ""  # the shape family (aligned, odd, unit, ...)
+
+
+@dataclass
+class BandwidthRecord:
+    """One bench case's measurement, and its baseline verdict where there was a baseline: what
+    results.json, the summary, the plots, ``compare`` and (as pytest-benchmark's extra_info) a
+    baseline file keep of it. Fields after ``rel_noise`` were added over time, so an older
+    record reads with their defaults."""
+
+    case: str  # the bench case id (what a baseline is keyed by)
+    stage: str  # a stage name, or torch_add / d2d_copy
+    dtype: str
+    size: str  # "bandwidth" (streams) or "launch" (launch-bound): see SIZES
+    shape: list[int]
+    bytes: int  # moved per launch: both inputs read and the output written once
+    gbps: float  # the fastest placement's median
+    median_s: float  # seconds per launch, that placement's median
+    spread_s: float  # its interquartile range
+    samples: int
+    rel_noise: float  # relative standard deviation of the samples
+    ceiling_gbps: float  # this session's device-to-device copy
+    pct_ceiling: float
+    spec_peak_gbps: float | None = None  # NVML's memory clock x bus width; None without NVML
+    pct_peak: float | None = None
+    timing: str = "events"  # "events" (one launch a sample) or "graph" (a replay over operand sets)
+    launches_per_sample: int = 1
+    converged: bool = True  # the noise fell under the rule before the time limit
+    throttled: int = 0  # samples discarded while NVML reported a throttle reason
+    throttle_reasons: list[str] = field(default_factory=list)
+    host_late: int = 0  # samples discarded because the host enqueued after the stream hold ended
+    placements_gbps: list[float] = field(default_factory=list)  # every placement's GB/s
+    placement_spread_pct: float | None = None
+    measurements: int = 1  # 2 or more: re-measured on fresh placements before calling it slower
+    planted_slowdown: float | None = None  # the fraction a --bandwidth-plant-slowdown drill added
+    # the baseline verdict: "new" without a reference for this case, else same / slower / faster
+    verdict: str = ""
+    baseline_gbps: float | None = None
+    baseline_runs: int | None = None  # machine starts the reference is the median of
+    baseline_spread_pct: float | None = None  # between those starts
+    delta_pct: float | None = None
+    threshold_pct: float | None = None  # the smallest slowdown this case can call
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "bandwidth") -> BandwidthRecord:
+        return _build(cls, data, where)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
 class PtxFacts:
     """What a compile-tier case's PTX shows: the kernel author's view of access widths."""
 
@@ -35,8 +95,8 @@ class CaseResult:
     duration_s: float
     reason: str = ""
     message: str = ""
-    case: dict | None = None  # matrix cases: id, stage, dtype; since schema 5 also align, layout, family
-    bandwidth: dict | None = None  # bench cases: the measurement, and its baseline verdict if any
+    case: CaseRecord | None = None  # matrix cases
+    bandwidth: BandwidthRecord | None = None  # bench cases: the measurement, and its baseline verdict if any
     ptx: PtxFacts | None = None  # compile-tier cases of registered stages
 
 
@@ -73,13 +133,13 @@ class RunResult:
     def bench_cases(self) -> list[CaseResult]:
         """Cases with a bandwidth, in reading order: by size, then dtype, then stage (references last)."""
         bench = [c for c in self.cases if c.bandwidth]
-        dtypes = _first_seen(c.bandwidth["dtype"] for c in bench)
-        stages = _first_seen(c.bandwidth["stage"] for c in bench)
+        dtypes = _first_seen(c.bandwidth.dtype for c in bench)
+        stages = _first_seen(c.bandwidth.stage for c in bench)
 
         def key(c: CaseResult):
             b = c.bandwidth
-            size = SIZES.index(b["size"]) if b["size"] in SIZES else len(SIZES)
-            return size, b["size"], dtypes[b["dtype"]], b["stage"] in REFERENCE_STAGES, stages[b["stage"]]
+            size = SIZES.index(b.size) if b.size in SIZES else len(SIZES)
+            return size, b.size, dtypes[b.dtype], b.stage in REFERENCE_STAGES, stages[b.stage]
 
         return sorted(bench, key=key)
 
@@ -104,8 +164,12 @@ class RunResult:
 
 def _case(data, where: str) -> CaseResult:
     case = _build(CaseResult, data, where)
+    if case.case is not None:
+        case.case = _build(CaseRecord, case.case, f"{where} case")
     if case.ptx is not None:
         case.ptx = _build(PtxFacts, case.ptx, f"{where} ptx")
+    if case.bandwidth is not None:
+        case.bandwidth = BandwidthRecord.from_dict(case.bandwidth, f"{where} bandwidth")
     return case
 
 

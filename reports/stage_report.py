@@ -16,7 +16,7 @@ def sections(run: RunResult, cell) -> list[str]:
     """One section per registered stage; ``cell`` renders an outcome count (summary's)."""
     lines: list[str] = []
     for stage in run.registered_stages:
-        mine = [c for c in run.cases if c.case and c.case.get("stage") == stage]
+        mine = [c for c in run.cases if c.case and c.case.stage == stage]
         lines += ["", f"## Your kernel `{stage}`", ""]
         lines += _correctness(mine, cell) + _widths(mine) + _bandwidth(run, stage)
         if not mine:
@@ -28,11 +28,11 @@ def _correctness(cases: list[CaseResult], cell) -> list[str]:
     gpu = [c for c in cases if c.tier == "gpu"]
     if not gpu:
         return []
-    families = list(dict.fromkeys(c.case.get("family", "?") for c in gpu))
-    layouts = list(dict.fromkeys(c.case.get("layout", "?") for c in gpu))
+    families = list(dict.fromkeys((c.case.family or "?") for c in gpu))
+    layouts = list(dict.fromkeys((c.case.layout or "?") for c in gpu))
     table: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for c in gpu:
-        table[c.case.get("family", "?"), c.case.get("layout", "?")][c.outcome] += 1
+        table[(c.case.family or "?"), (c.case.layout or "?")][c.outcome] += 1
     lines = ["Correctness on the GPU, by shape family and layout:", "",
              "| family | " + " | ".join(layouts) + " |", "|---" * (len(layouts) + 1) + "|"]
     for family in families:
@@ -53,30 +53,30 @@ def _widths(cases: list[CaseResult]) -> list[str]:
              "|---|---|---|---|---|---|---|---|"]
     for c in compiled:
         p = c.ptx
-        lines.append(f"| {c.case.get('align', '?')} | {c.case.get('layout', '?')} | {c.case.get('dtype', '?')} | "
+        lines.append(f"| {c.case.align or '?'} | {c.case.layout or '?'} | {c.case.dtype or '?'} | "
                      f"{p.layout_allows} B | {p.widest_load} B | {p.widest_store} B | {'yes' if p.guarded else 'no'} | "
                      f"{p.accesses} |")
     if narrow:
         lines += ["", f"**{len(narrow)} of {len(compiled)} cases access narrower than the layout allows** "
-                  f"(e.g. `{narrow[0].case['id']}`: {narrow[0].ptx.widest_store} B stores where "
+                  f"(e.g. `{narrow[0].case.id}`: {narrow[0].ptx.widest_store} B stores where "
                   f"{narrow[0].ptx.layout_allows} B are proven aligned)."]
     return lines + [""]
 
 
 def _bandwidth(run: RunResult, stage: str) -> list[str]:
     bench = run.bench_cases()
-    mine = [c.bandwidth for c in bench if c.bandwidth["stage"] == stage]
+    mine = [c.bandwidth for c in bench if c.bandwidth.stage == stage]
     if not mine:
         return []
-    torch_add = {(b["dtype"], b["size"]): b["gbps"] for c in bench if (b := c.bandwidth)["stage"] == "torch_add"}
+    torch_add = {(b.dtype, b.size): b.gbps for c in bench if (b := c.bandwidth).stage == "torch_add"}
     lines = ["Bandwidth (same operands, same session):", "",
              "| dtype | size | shape | GB/s | torch.add GB/s | vs torch.add | % ceiling | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     for b in mine:
-        reference = torch_add.get((b["dtype"], b["size"]))
-        ratio = f"{b['gbps'] / reference:.2f}x" if reference else "–"
-        ceiling = b.get("pct_ceiling")
-        lines.append(f"| {b['dtype']} | {b['size']} | {'x'.join(map(str, b['shape']))} | {b['gbps']:.0f} | "
+        reference = torch_add.get((b.dtype, b.size))
+        ratio = f"{b.gbps / reference:.2f}x" if reference else "–"
+        ceiling = b.pct_ceiling
+        lines.append(f"| {b.dtype} | {b.size} | {'x'.join(map(str, b.shape))} | {b.gbps:.0f} | "
                      f"{'–' if reference is None else f'{reference:.0f}'} | {ratio} | "
-                     f"{'–' if ceiling is None else f'{ceiling:.1f}'} | {b.get('verdict', 'no baseline')} |")
+                     f"{'–' if ceiling is None else f'{ceiling:.1f}'} | {b.verdict or 'no baseline'} |")
     return lines + [""]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reports import stage_report
 from reports.baseline import MIN_RUNS
-from reports.model import CaseResult, RunResult
+from reports.model import BandwidthRecord, CaseResult, RunResult
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD = ("failed", "error", "xpassed")  # what needs a human
@@ -115,7 +115,7 @@ def _matrix(cases: list[CaseResult], tier: str) -> list[str]:
     cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
     for c in cases:
         if c.case:
-            cells[c.case["stage"], c.case["dtype"]][c.outcome] += 1
+            cells[c.case.stage, c.case.dtype][c.outcome] += 1
     if not cells:
         return []
     stages = list(dict.fromkeys(stage for stage, _ in cells))
@@ -143,7 +143,7 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
     if not bench:
         return []
     rows = [c.bandwidth for c in bench]
-    compared = any("verdict" in b for b in rows)
+    compared = any(b.verdict for b in rows)
     lines = ["", "## Bandwidth", "", _bandwidth_context(run, rows), ""]
     header = ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "placement spread %", "samples"]
     if compared:
@@ -151,30 +151,30 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
                    "verdict"]
     lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for b in rows:
-        samples = f"{b['samples']} ({b['throttled']} throttled)" if b.get("throttled") else str(b["samples"])
-        cells = [b["stage"], b["dtype"], b["size"], "x".join(map(str, b["shape"])), f"{b['gbps']:.0f}",
-                 _number(b.get("pct_ceiling")), _number(b.get("pct_peak")), f"{100 * b['rel_noise']:.1f}",
-                 _number(b.get("placement_spread_pct")), samples]
+        samples = f"{b.samples} ({b.throttled} throttled)" if b.throttled else str(b.samples)
+        cells = [b.stage, b.dtype, b.size, "x".join(map(str, b.shape)), f"{b.gbps:.0f}",
+                 _number(b.pct_ceiling), _number(b.pct_peak), f"{100 * b.rel_noise:.1f}",
+                 _number(b.placement_spread_pct), samples]
         if compared:
-            verdict = b.get("verdict", "")
-            runs = b.get("baseline_runs")
+            verdict = b.verdict
+            runs = b.baseline_runs
             shown = f"**{verdict}**" if verdict == "slower" else verdict
             if runs is not None and runs < MIN_RUNS:
                 shown += f" (baseline from {runs} run{'s' if runs > 1 else ''})"
-            cells += [_number(b.get("baseline_gbps"), ".0f"), "–" if runs is None else str(runs),
-                      _number(b.get("baseline_spread_pct")), _number(b.get("delta_pct"), "+.1f"),
-                      _number(b.get("threshold_pct")), shown]
+            cells += [_number(b.baseline_gbps, ".0f"), "–" if runs is None else str(runs),
+                      _number(b.baseline_spread_pct), _number(b.delta_pct, "+.1f"),
+                      _number(b.threshold_pct), shown]
         lines.append("| " + " | ".join(cells) + " |")
     if images:
         lines += [""] + [f"![{Path(image).stem}]({Path(image).name})" for image in images]
     return lines
 
 
-def _bandwidth_context(run: RunResult, rows: list[dict]) -> str:
+def _bandwidth_context(run: RunResult, rows: list[BandwidthRecord]) -> str:
     """What the numbers are relative to: this session's copy ceiling, the spec sheet, the baseline."""
-    ceilings = sorted({b["ceiling_gbps"] for b in rows})
+    ceilings = sorted({b.ceiling_gbps for b in rows})
     ceiling = f"{ceilings[0]:.0f}" if len(ceilings) == 1 else f"{ceilings[0]:.0f}-{ceilings[-1]:.0f}"
-    peaks = {b.get("spec_peak_gbps") for b in rows} - {None}
+    peaks = {b.spec_peak_gbps for b in rows} - {None}
     peak = " / ".join(f"{p:.0f} GB/s" for p in sorted(peaks)) if peaks else "unknown"
     if "path" in run.baseline:
         base = f"baseline `{run.baseline['path']}`"

@@ -10,6 +10,7 @@ import pytest
 
 from fixtures.dsl.environment import fingerprint
 from reports import baseline, gate
+from reports.model import BandwidthRecord
 
 pytestmark = pytest.mark.harness
 
@@ -21,6 +22,12 @@ FOREIGN_GPU = "NVIDIA A100-SXM4-40GB"
 def record(gbps: float, median_s: float = 1e-3, spread_s: float = 0.0, samples: int = 100, case: str = "naive-bf16") -> dict:
     """A case's bandwidth record with the fields the gate and a baseline need."""
     return {"case": case, "gbps": gbps, "median_s": median_s, "spread_s": spread_s, "samples": samples}
+
+
+def measured(gbps: float, **fields) -> BandwidthRecord:
+    """A bench case's record as the bench tier makes it, for the gate to judge."""
+    return BandwidthRecord(**{**record(gbps), "stage": "naive", "dtype": "bf16", "size": "bandwidth", "shape": [8, 8],
+                              "bytes": 384, "rel_noise": 0.0, "ceiling_gbps": 200.0, "pct_ceiling": gbps / 2, **fields})
 
 
 def install(gpu: str = H100, **changes) -> dict:
@@ -129,7 +136,8 @@ def test_noise_and_spread_add_in_quadrature():
 
 
 def test_a_case_without_baseline_is_new():
-    assert gate.judge(record(100.0), None) == {"verdict": "new"}
+    judged = gate.judge(measured(100.0), None)
+    assert (judged.verdict, judged.baseline_gbps, judged.delta_pct) == ("new", None, None)
 
 
 @pytest.mark.parametrize(
@@ -138,25 +146,25 @@ def test_a_case_without_baseline_is_new():
 )
 def test_verdict_around_the_threshold(gbps, verdict):
     """Quiet runs from three starts are judged against the floor: a change within it is the same bandwidth."""
-    judged = gate.judge(record(gbps), quiet_reference(100.0, 100.0, 100.0))
-    assert judged["verdict"] == verdict
-    assert (judged["baseline_gbps"], judged["baseline_runs"], judged["baseline_spread_pct"]) == (100.0, 3, 0.0)
-    assert judged["delta_pct"] == pytest.approx(gbps - 100.0)
-    assert judged["threshold_pct"] == gate.FLOOR_PCT
+    judged = gate.judge(measured(gbps), quiet_reference(100.0, 100.0, 100.0))
+    assert judged.verdict == verdict
+    assert (judged.baseline_gbps, judged.baseline_runs, judged.baseline_spread_pct) == (100.0, 3, 0.0)
+    assert judged.delta_pct == pytest.approx(gbps - 100.0)
+    assert judged.threshold_pct == gate.FLOOR_PCT
 
 
 def test_a_planted_3pct_slowdown_is_slower_against_starts_that_agree():
     """The gate's promise on the bandwidth-bound size: starts within about 1% of each other, a 3% drop called."""
-    judged = gate.judge(record(97.0), quiet_reference(100.0, 100.6, 99.7))
-    assert judged["verdict"] == "slower"
+    judged = gate.judge(measured(97.0), quiet_reference(100.0, 100.6, 99.7))
+    assert judged.verdict == "slower"
 
 
 def test_override_replaces_the_derived_threshold():
     """A per-case override can both widen and narrow the band, spread notwithstanding."""
-    wide = gate.judge(record(95.0), quiet_reference(100.0), override=6.0)
-    assert (wide["verdict"], wide["threshold_pct"]) == ("same", 6.0)
-    narrow = gate.judge(record(97.0), quiet_reference(100.0, 95.0, 105.0), override=1.0)
-    assert (narrow["verdict"], narrow["threshold_pct"]) == ("slower", 1.0)
+    wide = gate.judge(measured(95.0), quiet_reference(100.0), override=6.0)
+    assert (wide.verdict, wide.threshold_pct) == ("same", 6.0)
+    narrow = gate.judge(measured(97.0), quiet_reference(100.0, 95.0, 105.0), override=1.0)
+    assert (narrow.verdict, narrow.threshold_pct) == ("slower", 1.0)
 
 
 # --- reports/baseline.py -----------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -35,23 +36,23 @@ def test_the_bandwidth_figure_shows_each_case_as_a_bar_of_its_figure():
     rows = [c.bandwidth for c in run.bench_cases()]
     made = plots.figures(run)
     panels = made["bandwidth.png"].axes
-    sizes = list(dict.fromkeys(b["size"] for b in rows))
+    sizes = list(dict.fromkeys(b.size for b in rows))
     assert [ax.get_title().split(" ")[0] for ax in panels[: len(sizes)]] == sizes
     for ax, size in zip(panels, sizes):
-        sized = [b for b in rows if b["size"] == size]
-        assert sorted(round(bar.get_height(), 6) for bar in ax.patches) == sorted(round(b["gbps"], 6) for b in sized)
-        assert [t.get_text() for t in ax.get_xticklabels()] == list(dict.fromkeys(b["dtype"] for b in sized))
+        sized = [b for b in rows if b.size == size]
+        assert sorted(round(bar.get_height(), 6) for bar in ax.patches) == sorted(round(b.gbps, 6) for b in sized)
+        assert [t.get_text() for t in ax.get_xticklabels()] == list(dict.fromkeys(b.dtype for b in sized))
     legend = [t.get_text() for t in panels[len(sizes) - 1].get_legend().get_texts()]
-    assert set(b["stage"] for b in rows) <= set(legend)
+    assert set(b.stage for b in rows) <= set(legend)
     (percent,) = made["pct_peak.png"].axes
-    streaming = [b["pct_ceiling"] for b in rows if b["size"] == "bandwidth"]
+    streaming = [b.pct_ceiling for b in rows if b.size == "bandwidth"]
     assert sorted(round(bar.get_height(), 6) for bar in percent.patches) == sorted(round(v, 6) for v in streaming)
 
 
 def test_launch_size_only_has_no_percent_of_peak_figure(tmp_path):
     """% of ceiling is about streaming; a run that measured only launch overhead gets one figure."""
     run = recorded("run_481.json")
-    run.cases = [c for c in run.cases if not c.bandwidth or c.bandwidth["size"] == "launch"]
+    run.cases = [c for c in run.cases if not c.bandwidth or c.bandwidth.size == "launch"]
     assert plots.write(run, tmp_path) == [tmp_path / "bandwidth.png"]
 
 
@@ -66,6 +67,6 @@ def test_every_stage_of_the_matrix_has_a_colour_of_its_own():
     """Bars are told apart by colour alone: two stages sharing one would read as one."""
     from fixtures.cases.stages import STAGES
 
-    rows = [{"stage": name} for name in STAGES] + [{"stage": "torch_add"}, {"stage": "d2d_copy"}]
+    rows = [SimpleNamespace(stage=name) for name in [*STAGES, "torch_add", "d2d_copy"]]
     colours = plots._colours(rows)
     assert len(set(colours.values())) == len(colours) == len(STAGES) + 2

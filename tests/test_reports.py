@@ -3,13 +3,14 @@
 import json
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from reports import atomic, collector, summary
-from reports.model import SCHEMA, CaseResult, RunResult
+from reports.model import SCHEMA, BandwidthRecord, CaseRecord, CaseResult, RunResult
 
 pytestmark = pytest.mark.harness
 
@@ -161,9 +162,15 @@ def test_run_result_json_has_schema_and_counts(run):
     json.dumps(data)
 
 
+def bandwidth_record(stage: str, gbps: float) -> BandwidthRecord:
+    return BandwidthRecord(case=f"{stage}-fp16-16384x8192", stage=stage, dtype="fp16", size="bandwidth",
+                           shape=[16384, 8192], bytes=805306368, gbps=gbps, median_s=0.27, spread_s=0.0003, samples=10,
+                           rel_noise=0.001, ceiling_gbps=3000.0, pct_ceiling=gbps / 30.0)
+
+
 def test_results_json_round_trips(run):
     """What the collector writes, the comparison reads back unchanged."""
-    run.cases[0].bandwidth = {"gbps": 2900.0, "stage": "tuned", "dtype": "bf16", "size": "bandwidth"}
+    run.cases[0].bandwidth = bandwidth_record("tuned", 2900.0)
     run.baseline = {"note": "--baseline not given"}
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))) == run
 
@@ -234,8 +241,9 @@ def test_classify(phase, expected):
         pytest.param([("other", 1), ("tier", "host")], {"tier": "host", "case": None, "bandwidth": None},
                      id="stamped-host"),
         pytest.param([], {"tier": "harness", "case": None, "bandwidth": None}, id="unstamped-is-harness"),
-        pytest.param([("tier", "bench"), ("case", {"id": "x"}), ("bandwidth", {"gbps": 1.0})],
-                     {"tier": "bench", "case": {"id": "x"}, "bandwidth": {"gbps": 1.0}}, id="bench-case"),
+        pytest.param([("tier", "bench"), ("case", {"id": "x", "stage": "tuned", "dtype": "fp16"}), ("bandwidth", bandwidth_record("tuned", 1.0).to_dict())],
+                     {"tier": "bench", "case": CaseRecord("x", "tuned", "fp16"), "bandwidth": bandwidth_record("tuned", 1.0)},
+                     id="bench-case"),
     ],
 )
 def test_recorded_case_takes_what_the_plugin_stamped(properties, expected):
@@ -340,30 +348,25 @@ def test_summary_has_no_bandwidth_section_without_bench_cases(run):
 def test_summary_marks_cases_judged_against_too_few_machine_starts():
     """A verdict against a baseline of fewer than baseline.MIN_RUNS starts says so, with the run count and spread."""
     data = recorded("run_481.json")
-    rows = [c.bandwidth for c in data.bench_cases() if c.bandwidth.get("verdict") == "same"]
-    rows[0].update(baseline_runs=1, baseline_spread_pct=0.0)
-    rows[1].update(baseline_runs=3, baseline_spread_pct=0.8)
+    rows = [c.bandwidth for c in data.bench_cases() if c.bandwidth.verdict == "same"]
+    rows[0].baseline_runs, rows[0].baseline_spread_pct = 1, 0.0
+    rows[1].baseline_runs, rows[1].baseline_spread_pct = 3, 0.8
     data.baseline["runs"] = 3
     lines = section(summary.render(data), "Bandwidth")
     assert lines[0].endswith("baseline `runs/453/results.json` (dsl 4.5.3, 3 runs)")
-    first, second = (next(line for line in lines if line.startswith(f"| {r['stage']} | {r['dtype']} | {r['size']} |")) for r in rows[:2])
+    first, second = (next(line for line in lines if line.startswith(f"| {r.stage} | {r.dtype} | {r.size} |")) for r in rows[:2])
     assert first.endswith("| 1 | 0.0 | +1.2 | 5.0 | same (baseline from 1 run) |")
-    assert second.endswith(f"| 3 | 0.8 | {rows[1]['delta_pct']:+.1f} | 5.0 | same |")
+    assert second.endswith(f"| 3 | 0.8 | {rows[1].delta_pct:+.1f} | 5.0 | same |")
 
 
 def test_a_registered_stage_gets_its_own_section_with_bandwidth_against_torch_add(run):
-    def bench(stage, gbps):
-        return {"stage": stage, "dtype": "fp16", "size": "bandwidth", "shape": [16384, 8192], "gbps": gbps,
-                "pct_ceiling": gbps / 30.0, "ceiling_gbps": 3000.0, "rel_noise": 0.001, "samples": 10}
-
     run.registered_stages = ["my_add"]
-    gpu_case = {"id": "my_add-fp16-align16-dynamic-97x101", "stage": "my_add", "dtype": "fp16", "align": "align16",
-                "layout": "dynamic", "family": "odd"}
+    gpu_case = CaseRecord("my_add-fp16-align16-dynamic-97x101", "my_add", "fp16", "align16", "dynamic", "odd")
     run.cases = [
         CaseResult("g1", "passed", "gpu", 0.1, case=gpu_case),
-        CaseResult("g2", "failed", "gpu", 0.1, case=gpu_case | {"id": "my_add-fp16-align16-static-97x101", "layout": "static"}),
-        CaseResult("b1", "passed", "bench", 1.0, case={"id": "x", "stage": "my_add", "dtype": "fp16"}, bandwidth=bench("my_add", 1500.0)),
-        CaseResult("b2", "passed", "bench", 1.0, bandwidth=bench("torch_add", 3000.0)),
+        CaseResult("g2", "failed", "gpu", 0.1, case=replace(gpu_case, id="my_add-fp16-align16-static-97x101", layout="static")),
+        CaseResult("b1", "passed", "bench", 1.0, case=CaseRecord("x", "my_add", "fp16"), bandwidth=bandwidth_record("my_add", 1500.0)),
+        CaseResult("b2", "passed", "bench", 1.0, bandwidth=bandwidth_record("torch_add", 3000.0)),
     ]
     lines = section(summary.render(run), "Your kernel `my_add`")
     assert "| family | dynamic | static |" in lines

@@ -16,6 +16,7 @@ from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
 from fixtures.dsl import fill, runner
 from fixtures.plugin.params import case_params
 from reports import run_state
+from reports.model import BandwidthRecord
 
 pytestmark = pytest.mark.bench
 
@@ -55,7 +56,7 @@ def measure_and_judge(request, benchmark, bench_context, planted):
         pytest.skip(why)
     gate = run_state.of(request.config).bench_gate
 
-    def run(workload: bench.Workload, **labels) -> dict:
+    def run(workload: bench.Workload, **labels) -> BandwidthRecord:
         base = gate.reference(workload.name)
         slow_down = None
         if planted is not None and base is not None:
@@ -67,22 +68,23 @@ def measure_and_judge(request, benchmark, bench_context, planted):
         for attempt in range(1 + CONFIRMATIONS):
             placed = bench.measure(workload, bench_context, first=len(held), slow_down=slow_down)
             held += placed
-            figures = bench.figures(workload, placed, bench_context, case=workload.name, measurements=attempt + 1, **labels)
-            figures.update(gate.judge(figures))
-            if figures["verdict"] != "slower":
+            record = bench.figures(workload, placed, bench_context, case=workload.name, measurements=attempt + 1, **labels)
+            record = gate.judge(record)
+            if record.verdict != "slower":
                 break
         if planted is not None:
-            figures["planted_slowdown"] = planted.fraction
-        bench.feed_benchmark(benchmark, bench.fastest(placed).measurement, figures)
-        request.node.user_properties.append(("bandwidth", figures))
-        if figures["verdict"] == "slower":
+            record.planted_slowdown = planted.fraction
+        # as plain data: pytest-benchmark's extra_info and xdist's report serialisation take no objects
+        bench.feed_benchmark(benchmark, bench.fastest(placed).measurement, record.to_dict())
+        request.node.user_properties.append(("bandwidth", record.to_dict()))
+        if record.verdict == "slower":
             pytest.fail(
-                f"{workload.name}: {figures['gbps']:.1f} GB/s is {-figures['delta_pct']:.1f}% below the baseline's "
-                f"{figures['baseline_gbps']:.1f} GB/s (threshold {figures['threshold_pct']:.1f}%, "
-                f"in each of {figures['measurements']} measurements on {bandwidth.PLACEMENTS} placements each)",
+                f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.1f}% below the baseline's "
+                f"{record.baseline_gbps:.1f} GB/s (threshold {record.threshold_pct:.1f}%, "
+                f"in each of {record.measurements} measurements on {bandwidth.PLACEMENTS} placements each)",
                 pytrace=False,
             )
-        return figures
+        return record
 
     return run
 
