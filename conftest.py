@@ -77,10 +77,9 @@ def pytest_configure(config: pytest.Config) -> None:
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         state.registered_stages = registered
-        if not worker:
-            from fixtures.plugin.provided import (
-                process_compiler,  # loaded by pytest_plugins
-            )
+        if registered and not worker:
+            # provided is loaded by pytest_plugins; its compiler keeps the start-up compile
+            from fixtures.plugin.provided import process_compiler
 
             startup.compile_registered(registered, process_compiler(config))
     except ValueError as exc:

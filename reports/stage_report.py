@@ -65,18 +65,19 @@ def _widths(cases: list[CaseResult]) -> list[str]:
 
 def _bandwidth(run: RunResult, stage: str) -> list[str]:
     bench = run.bench_cases()
-    mine = [c.bandwidth for c in bench if c.bandwidth.stage == stage]
+    mine = [c for c in bench if c.bandwidth.stage == stage]
     if not mine:
         return []
     torch_add = {(b.dtype, b.size): b.gbps for c in bench if (b := c.bandwidth).stage == "torch_add"}
     lines = ["Bandwidth (same operands, same session):", "",
-             "| dtype | size | shape | GB/s | torch.add GB/s | vs torch.add | % ceiling | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
-    for b in mine:
+             "| dtype | layout | size | shape | GB/s | torch.add GB/s | vs torch.add | % ceiling | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in mine:
+        b, layout = c.bandwidth, (c.case.layout if c.case else "") or "?"
         reference = torch_add.get((b.dtype, b.size))
         ratio = f"{b.gbps / reference:.2f}x" if reference else "–"
         ceiling = b.pct_ceiling
-        lines.append(f"| {b.dtype} | {b.size} | {'x'.join(map(str, b.shape))} | {b.gbps:.0f} | "
+        lines.append(f"| {b.dtype} | {layout} | {b.size} | {'x'.join(map(str, b.shape))} | {b.gbps:.0f} | "
                      f"{'–' if reference is None else f'{reference:.0f}'} | {ratio} | "
                      f"{'–' if ceiling is None else f'{ceiling:.1f}'} | {b.verdict or 'no baseline'} |")
     return lines + [""]

@@ -365,10 +365,11 @@ def test_a_registered_stage_gets_its_own_section_with_bandwidth_against_torch_ad
     run.cases = [
         CaseResult("g1", "passed", "gpu", 0.1, case=gpu_case),
         CaseResult("g2", "failed", "gpu", 0.1, case=replace(gpu_case, id="my_add-fp16-align16-static-97x101", layout="static")),
-        CaseResult("b1", "passed", "bench", 1.0, case=CaseRecord("x", "my_add", "fp16"), bandwidth=bandwidth_record("my_add", 1500.0)),
+        CaseResult("b1", "passed", "bench", 1.0, case=CaseRecord("x", "my_add", "fp16", "align16", "compact", "bandwidth"),
+                   bandwidth=bandwidth_record("my_add", 1500.0)),
         CaseResult("b2", "passed", "bench", 1.0, bandwidth=bandwidth_record("torch_add", 3000.0)),
     ]
     lines = section(summary.render(run), "Your kernel `my_add`")
     assert "| family | dynamic | static |" in lines
     assert "| odd | ✅ 1 | ❌ 1/1 |" in lines
-    assert "| fp16 | bandwidth | 16384x8192 | 1500 | 3000 | 0.50x | 50.0 | no baseline |" in lines
+    assert "| fp16 | compact | bandwidth | 16384x8192 | 1500 | 3000 | 0.50x | 50.0 | no baseline |" in lines
