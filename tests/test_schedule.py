@@ -3,12 +3,9 @@
 import pytest
 
 from fixtures.cases import matrix
-from fixtures.plugin.schedule import scope_of, signatures_by_case_id
+from fixtures.plugin.schedule import scope_of
 
 pytestmark = pytest.mark.harness
-
-SCOPES = signatures_by_case_id()
-
 
 def _nodeid(case_id: str) -> str:
     return f"suites/gpu/test_stages.py::test_stage_matches_torch[{case_id}]"
@@ -18,7 +15,7 @@ def test_every_case_of_one_signature_shares_a_unit_and_no_other_does():
     cases = matrix.cases("gpu")
     units: dict[str, set] = {}
     for case in cases:
-        units.setdefault(scope_of(_nodeid(case.id), SCOPES), set()).add(case.signature)
+        units.setdefault(scope_of(_nodeid(case.id)), set()).add(case.signature)
     assert all(len(signatures) == 1 for signatures in units.values())
     assert len(units) == len({c.signature for c in cases})
 
@@ -28,16 +25,27 @@ def test_a_dynamic_layout_puts_its_shapes_in_one_unit_and_a_static_one_does_not(
                and c.align == "align16" and c.layout == "dynamic"}
     static = {i.replace("-dynamic-", "-static-") for i in dynamic}
     assert len(dynamic) > 1
-    assert len({scope_of(_nodeid(i), SCOPES) for i in dynamic}) == 1
-    assert len({scope_of(_nodeid(i), SCOPES) for i in static}) == len(static)
+    assert len({scope_of(_nodeid(i)) for i in dynamic}) == 1
+    assert len({scope_of(_nodeid(i)) for i in static}) == len(static)
 
 
 def test_the_compile_and_gpu_tiers_of_one_case_share_a_unit():
     case_id = "tv-fp16-align16-static-128x2048"
     compile_id = f"suites/compile/test_ptx_access.py::test_ptx_access_widths_and_bytes[{case_id}]"
-    assert scope_of(compile_id, SCOPES) == scope_of(_nodeid(case_id), SCOPES)
+    assert scope_of(compile_id) == scope_of(_nodeid(case_id))
 
 
-@pytest.mark.parametrize("nodeid", ["tests/test_values.py::test_plain", "suites/host/test_dlpack.py::test_x[fp16]"])
+def test_a_case_outside_the_plans_joins_the_unit_of_its_signature():
+    """The CUDA-graph tests' 256x2048 is no plan's shape: dynamic, it is the plan's dynamic
+    signature; static, both graph tests of it share one unit."""
+    graph = "suites/gpu/test_cuda_graphs.py::test_replays_compute_every_captured_launch[tv-fp16-align16-{}-256x2048]"
+    mixing = graph.replace("test_replays_compute_every_captured_launch", "test_graph_mixing_a_stage_with_torch_ops")
+    assert scope_of(graph.format("dynamic")) == scope_of(_nodeid("tv-fp16-align16-dynamic-128x2048"))
+    assert scope_of(graph.format("static")) == scope_of(mixing.format("static")) != scope_of(graph.format("static").replace("256x", "128x"))
+
+
+@pytest.mark.parametrize("nodeid", ["tests/test_values.py::test_plain", "suites/host/test_dlpack.py::test_x[fp16]",
+                                    "suites/gpu/test_dynamic_reuse.py::test_one_compile_serves_every_shape[tv_remap-fp16-align16-dynamic]",
+                                    "suites/gpu/test_x.py::test_y[nostage-fp16-align16-static-1x1]"])
 def test_a_test_that_is_no_matrix_case_is_a_unit_of_its_own(nodeid):
-    assert scope_of(nodeid, SCOPES) == nodeid
+    assert scope_of(nodeid) == nodeid
