@@ -73,7 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
         from fixtures.dsl.environment import fingerprint
 
         state.fingerprint = fingerprint().as_dict()
-        state.api_drift = [vars(r) | {"drifted": r.drifted} for r in drift_report()]
+        if not worker:  # the controller's recorder reports it
+            state.api_drift = [vars(r) | {"drifted": r.drifted} for r in drift_report()]
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         state.registered_stages = registered

@@ -73,6 +73,11 @@ def test_a_registered_stage_is_compiled_in_every_layout_and_benched_in_compact(r
     assert benched == {f"my_kernel-{d}-align16-compact-{s}" for d in matrix.ARITHMETIC_DTYPES for s in ("16384x8192", "256x4096")}
 
 
+def test_one_bench_layout_may_be_named_without_a_tuple(registered):
+    registered("my_kernel", bench_layouts="colmajor")
+    assert {c.layout for c in matrix.cases("bench") if c.stage.name == "my_kernel"} == {"colmajor"}
+
+
 def test_bench_layouts_add_the_layouts_the_kernel_is_meant_for(registered):
     registered("my_kernel", bench_layouts=("compact", "colmajor"))
     layouts = {c.layout for c in matrix.cases("bench") if c.stage.name == "my_kernel"}
