@@ -13,7 +13,7 @@ import pytest
 
 from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, settings
-from fixtures.plugin import fault, startup
+from fixtures.plugin import fault, gpus, startup
 from reports import bench_phase, bench_plugin, collector, run_state
 from reports.model import CaseRecord
 
@@ -35,6 +35,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="fail the run at start when no CUDA device is present (what a GPU runner uses)",
+    )
+    group.addoption(
+        "--gpus",
+        default=None,
+        metavar="0,3",
+        help="the GPUs to use, by position among those visible (as torch numbers them) or UUID; "
+        "xdist worker gwN runs on the (N mod count)-th (default: every visible GPU)",
     )
     group.addoption(
         "--stage-module",
@@ -62,7 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if requested:
             arch_mod.validate(requested)
         bench_options = bench_plugin.parse_options(config)
+        wanted = gpus.parse(config.getoption("--gpus"))
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
+        _pin(config, state, wanted)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
             raise ValueError(f"--require-gpu: {device.gpu_unavailable()}")
         state.arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
@@ -91,6 +100,25 @@ def pytest_configure(config: pytest.Config) -> None:
     bench_phase.register(config)
 
 
+def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | None) -> None:
+    """Choose the run's GPUs (a worker is handed them) and pin this process to its one, before
+    anything touches CUDA; the controller also checks each has the memory its share needs."""
+    if hasattr(config, "workerinput"):
+        state.gpus, state.outer_visible = collector.handed_gpus(config)
+    else:
+        state.outer_visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        state.gpus = gpus.select(gpus.visible(state.outer_visible), wanted, state.outer_visible)
+        if not bench_phase.is_serial_phase(config):
+            from fixtures.bandwidth.figures import most_held
+            from fixtures.cases.matrix import largest_operand_bytes
+
+            workers = getattr(config.option, "numprocesses", None) or 1
+            gpus.check_free(state.gpus, workers, most_held(largest_operand_bytes()))
+    state.pinned = gpus.for_worker(state.gpus, getattr(config, "workerinput", {}).get("workerid"))
+    if state.pinned is not None:
+        settings.pin_gpu(state.pinned.uuid)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     collector.unconfigure(config)
 
@@ -117,15 +145,23 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     reports = collector.report_dir(config)
     if reports is None:
         reports = "the parallel run's" if bench_phase.is_serial_phase(config) else "none (--collect-only)"
-    return [*fingerprint().header_lines(), f"compile arch: {run_state.of(config).arch}; reports: {reports}"]
+    state = run_state.of(config)
+    in_use = [f"gpu {g.index}: {g.name}, {g.uuid}, {g.memory_mib} MiB, memory clock "
+              f"{g.memory_clock_mhz or '?'} MHz" for g in state.gpus]
+    if len(state.gpus) > 1:
+        in_use.append(f"xdist worker gwN runs on the (N mod {len(state.gpus)})-th of these; bench cases are shared out among them")
+    return [*fingerprint().header_lines(), *in_use, f"compile arch: {state.arch}; reports: {reports}"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     no_gpu = device.gpu_unavailable()
     skip_device = pytest.mark.skip(reason=no_gpu) if no_gpu else None
+    pinned = run_state.of(config).pinned
     for item in items:
         tier = next((t for t in collector.TIERS if item.get_closest_marker(t)), "harness")
         item.user_properties.append(("tier", tier))
+        if pinned is not None and tier in DEVICE_TIERS:
+            item.user_properties.append(("gpu", pinned.uuid))
         case = getattr(getattr(item, "callspec", None), "params", {}).get("case")
         if hasattr(case, "stage"):
             record = CaseRecord(case.id, case.stage.name, case.dtype.id, case.align, case.layout, case.family)

@@ -1,4 +1,4 @@
-"""``python -m reports compare RUN_A RUN_B`` and ``python -m reports releases RUN...``: the reports' command line."""
+"""``python -m reports compare RUN_A RUN_B``, ``releases RUN...`` and ``merge RUN... --out DIR``: the reports' command line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import compare, release_table
+from reports import atomic, compare, merge, release_table, summary
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,6 +23,14 @@ def _parser() -> argparse.ArgumentParser:
     table.add_argument("runs", type=Path, nargs="+", help="report folders (holding results.json) or results.json files")
     table.add_argument("--update", type=Path, metavar="FILE",
                        help="also rewrite the table between the release-table markers in FILE (e.g. README.md)")
+    join = commands.add_parser("merge", help="several runs as one report (results.json, summary.md, junit.xml)",
+                               description="Several runs (runners, GPU models, a re-run of failures) as one report; a "
+                                           "later run's result for the same case on the same GPU model replaces an "
+                                           "earlier one's.")
+    join.add_argument("runs", type=Path, nargs="+", help="report folders (holding results.json) or results.json files")
+    join.add_argument("--out", required=True, metavar="DIR", help="the merged report's folder")
+    join.add_argument("--mixed-installs", action="store_true",
+                      help="merge runs of different installs (DSL, torch) too, counting outcomes per install")
     return parser
 
 
@@ -32,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "compare":
             a, b = compare.load(args.run_a), compare.load(args.run_b)
             sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
+        elif args.command == "merge":
+            out = atomic.writable_dir("--out", args.out)
+            merged = merge.merge([(str(path), compare.load(path)) for path in args.runs], args.mixed_installs)
+            merge.write(merged, out)
+            print(f"{summary.verdict(merged)}\nmerged {len(args.runs)} runs into {out}")
+            return 0 if merged.passed else 1
         else:
             table = release_table.render([compare.load(path) for path in args.runs])
             if args.update:

@@ -250,5 +250,15 @@ def run_of(document: dict, saved: str, boot_id: str) -> SavedRun:
     return SavedRun(saved, boot_id, {b["extra_info"]["case"]: Figures.of(b["extra_info"]) for b in document["benchmarks"]})
 
 
+def by_model(documents: list[dict]) -> list[tuple[dict, dict]]:
+    """The bench documents of one run (one per GPU that measured) as one document per install,
+    with its fingerprint: GPUs of one model add up to one run of that model's baseline."""
+    grouped: dict[str, list[dict]] = {}
+    for document in documents:
+        grouped.setdefault(slug(document["machine_info"][FINGERPRINT_KEY]), []).append(document)
+    return [(group[0]["machine_info"][FINGERPRINT_KEY], {**group[0], "benchmarks": [b for d in group for b in d["benchmarks"]]})
+            for group in grouped.values()]
+
+
 def save(path: Path, document: dict) -> None:
     atomic.write_json(Path(path), document)

@@ -7,12 +7,18 @@ worker is done, the controller runs those cases in one pytest process of their o
 streams its reports back (serialised as xdist serialises a worker's), and replays them here:
 the terminal, junit.xml, results.json and the exit status see one run. A bench case the
 serial phase did not report is a failure that says why, never a silent gap.
+
+With several GPUs in the run, the bench cases are dealt out round-robin, one serial process
+per GPU (pinned with ``--gpus UUID``), all at once: a GPU's memory bandwidth is its own. Each
+process writes its pytest-benchmark document; the controller saves the baseline from all of
+them (``reports.bench_plugin``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -21,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from reports import run_state
+from reports.model import GpuRecord
 
 DEFERRED_KEY = "cute_harness_deferred_bench"  # in a worker's workeroutput
 STREAM_OPTION = "--bench-phase-stream"
@@ -33,6 +40,11 @@ PHASE_PLUGIN = "cute-harness-bench-phase"
 
 def add_options(group) -> None:
     group.addoption(STREAM_OPTION, default=None, help=argparse.SUPPRESS, metavar="FILE")
+
+
+def document_path(stream: Path) -> Path:
+    """Where a serial phase process writes its pytest-benchmark document, beside its report stream."""
+    return Path(stream).with_suffix(".benchmarks.json")
 
 
 def is_serial_phase(config: pytest.Config) -> bool:
@@ -117,8 +129,8 @@ class SerialPhase:
             self.run(session)
         return result
 
-    def command(self, stream: Path) -> list[str]:
-        """The serial phase's command line: this run's harness options, its deferred case ids."""
+    def command(self, stream: Path, gpu: GpuRecord | None, nodeids: list[str]) -> list[str]:
+        """A serial phase's command line: this run's harness options, its GPU, its share of the deferred cases."""
         config = self.config
         args = [sys.executable, "-m", "pytest", "-p", "no:xdist", "--rootdir", str(config.rootpath),
                 f"{STREAM_OPTION}={stream}"]
@@ -126,28 +138,59 @@ class SerialPhase:
             args += ["-c", str(config.inipath)]
         if config.getoption("--require-gpu"):
             args.append("--require-gpu")
+        if gpu is not None:
+            args.append(f"--gpus={gpu.uuid}")
         for option in _PASSED_ON:
             value = config.getoption(option)
             if value is not None:
                 args.append(f"{option}={value}")
         for option in _REPEATED:
             args += [f"{option}={value}" for value in config.getoption(option)]
-        save = config.getoption("--bandwidth-save")
-        if save is not None:  # with its value attached: a bare one would take the first case id for its path
-            args.append(f"--bandwidth-save={save}")
-        if config.getoption("--replace"):
-            args.append("--replace")
-        return args + list(self.deferred)
+        return args + nodeids
+
+    def shares(self) -> list[tuple[GpuRecord | None, list[str]]]:
+        """The deferred cases dealt out round-robin over the run's GPUs (one share without a GPU)."""
+        gpus: list[GpuRecord | None] = list(run_state.of(self.config).gpus) or [None]
+        cases = list(self.deferred)
+        return [(gpu, cases[i::len(gpus)]) for i, gpu in enumerate(gpus) if cases[i::len(gpus)]]
+
+    def documents(self) -> list[dict]:
+        """The pytest-benchmark documents the serial processes wrote (one per GPU that measured)."""
+        scratch = run_state.of(self.config).scratch
+        return [json.loads(path.read_text()) for path in sorted(scratch.glob("bench-phase-*.benchmarks.json"))]
 
     def run(self, session: pytest.Session) -> None:
         config = self.config
-        stream = run_state.of(config).scratch / "bench-phase.jsonl"
+        state = run_state.of(config)
+        shares = self.shares()
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone after the parallel part, "
-                                    f"which took {time.monotonic() - self.started:.0f} s")
-        status = subprocess.run(self.command(stream), cwd=config.rootpath, check=False).returncode
+            where = f" on {len(shares)} GPUs at once" if len(shares) > 1 else ""
+            reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone{where} after the "
+                                    f"parallel part, which took {time.monotonic() - self.started:.0f} s")
+        env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}  # the run's own choice, not
+        if state.outer_visible is not None:  # the controller's pin
+            env["CUDA_VISIBLE_DEVICES"] = state.outer_visible
+        phases = []
+        for i, (gpu, nodeids) in enumerate(shares):
+            stream = state.scratch / f"bench-phase-{i}.jsonl"
+            log = (state.scratch / f"bench-phase-{i}.log").open("w") if len(shares) > 1 else None
+            process = subprocess.Popen(self.command(stream, gpu, nodeids), cwd=config.rootpath, env=env,
+                                       stdout=log, stderr=subprocess.STDOUT if log else None)
+            phases.append((gpu, nodeids, stream, log, process))
         session.testscollected += len(self.deferred)  # the terminal's progress counts them now
+        for gpu, nodeids, stream, log, process in phases:
+            status = process.wait()
+            if log is not None:
+                log.close()
+                if reporter is not None:
+                    reporter.write_sep("-", f"bench phase on gpu {gpu.index} ({gpu.name}): {len(nodeids)} cases")
+                    reporter.write(Path(log.name).read_text(errors="replace"))
+            self.replay(stream, nodeids, status)
+
+    def replay(self, stream: Path, nodeids: list[str], status: int) -> None:
+        """Report here what one serial process reported; a case it never reported fails, saying why."""
+        config = self.config
         reported = set()
         if stream.exists():
             for line in stream.read_text(encoding="utf-8").splitlines():
@@ -158,7 +201,7 @@ class SerialPhase:
                 config.hook.pytest_runtest_logreport(report=report)
                 if report.when == "call" or not report.passed:
                     reported.add(report.nodeid)
-        for nodeid in self.deferred:
+        for nodeid in nodeids:
             if nodeid not in reported:
                 config.hook.pytest_runtest_logreport(report=_not_measured(nodeid, status))
 

@@ -5,6 +5,9 @@ one line), each bench case asks ``judge`` for its verdict, and ``--bandwidth-sav
 run to this install's baseline at the end (``--replace``: starts it over), atomically, and
 only when every bench case passed and the run was not interrupted: a failed or killed run
 leaves the previous baseline as it was.
+
+Baselines are per GPU model: each process judges against its own GPU's (``auto``), and a run
+whose bench phase measured on GPUs of several models saves one baseline per model.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import pytest
 
 from reports import atomic, gate
 from reports import baseline as baseline_mod
-from reports.bench_phase import PHASE_PLUGIN
+from reports.bench_phase import PHASE_PLUGIN, STREAM_OPTION, document_path
 from reports.model import BandwidthRecord
 
 
@@ -104,7 +107,7 @@ class BenchGate:
         self._references = self.baseline.references if self.baseline else {}
         self._bench_failed = 0
         self._bench_ran = 0
-        self.saved_line = ""
+        self.saved_lines: list[str] = []
 
     def _save_target(self, choice: str | None) -> tuple[Path | None, baseline_mod.Baseline | None]:
         """Where ``--bandwidth-save`` writes and the baseline it replaces; a file there that is
@@ -112,14 +115,10 @@ class BenchGate:
         if choice is None:
             return None, None
         path = baseline_mod.default_path(self.fingerprint) if choice == "auto" else Path(choice)
-        if not path.exists():
-            return path, None
         try:
-            previous = baseline_mod.load(path)
-            baseline_mod.check_comparable(previous, self.fingerprint)
+            return path, _previous_at(path, self.fingerprint)
         except baseline_mod.BaselineError as exc:
             raise ValueError(f"--bandwidth-save: refusing to replace it: {exc}") from None
-        return path, previous
 
     def reference(self, case: str) -> baseline_mod.CaseReference | None:
         return self._references.get(case)
@@ -146,38 +145,79 @@ class BenchGate:
 
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        path = self.save_path
-        if path is None or hasattr(self.config, "workerinput") or self.config.pluginmanager.has_plugin(PHASE_PLUGIN):
-            return  # the serial bench phase measures, so it saves
+        if hasattr(self.config, "workerinput"):
+            return
+        stream = self.config.getoption(STREAM_OPTION)
+        if stream:  # a serial bench process: its controller saves, from every GPU's document
+            document = self._document()
+            if document is not None:
+                atomic.write_json(document_path(Path(stream)), document)
+            return
+        if self.save_path is None:
+            return
+        phase = self.config.pluginmanager.get_plugin(PHASE_PLUGIN)
+        documents = phase.documents() if phase is not None else [d for d in [self._document()] if d is not None]
+        self.saved_lines = self._save(exitstatus, documents)
+
+    def _document(self) -> dict | None:
+        """This process's pytest-benchmark JSON of the bench cases it measured, or None."""
         bs = getattr(self.config, "_benchmarksession", None)
         benchmarks = [b for b in (bs.benchmarks if bs else []) if b.extra_info.get("case")]
+        if not benchmarks:
+            return None
+        document = self.config.hook.pytest_benchmark_generate_json(
+            config=self.config,
+            benchmarks=benchmarks,
+            include_data=False,
+            machine_info=bs.get_machine_info(),
+            commit_info=self.config.hook.pytest_benchmark_generate_commit_info(config=self.config),
+        )
+        for bench in document["benchmarks"]:  # a matrix Case is kept by its id
+            bench["params"] = {k: getattr(v, "id", v) for k, v in (bench.get("params") or {}).items()}
+        return document
+
+    def _save(self, exitstatus: int, documents: list[dict]) -> list[str]:
+        """Save the measured documents into their GPU model's baseline; the lines that say what happened."""
+        path = self.save_path
         if exitstatus == pytest.ExitCode.INTERRUPTED:
-            self.saved_line = f"baseline not saved: the run was interrupted ({path} unchanged)"
-        elif self._bench_failed:
-            self.saved_line = f"baseline not saved: {self._bench_failed} bench cases failed ({path} unchanged)"
-        elif not benchmarks:
-            self.saved_line = f"baseline not saved: no bench case was measured ({path} unchanged)"
-        else:
-            document = self.config.hook.pytest_benchmark_generate_json(
-                config=self.config,
-                benchmarks=benchmarks,
-                include_data=False,
-                machine_info=bs.get_machine_info(),
-                commit_info=self.config.hook.pytest_benchmark_generate_commit_info(config=self.config),
-            )
-            for bench in document["benchmarks"]:  # a matrix Case is kept by its id
-                bench["params"] = {k: getattr(v, "id", v) for k, v in (bench.get("params") or {}).items()}
+            return [f"baseline not saved: the run was interrupted ({path} unchanged)"]
+        if self._bench_failed:
+            return [f"baseline not saved: {self._bench_failed} bench cases failed ({path} unchanged)"]
+        if not documents:
+            return [f"baseline not saved: no bench case was measured ({path} unchanged)"]
+        combined = baseline_mod.by_model(documents)
+        if len(combined) > 1 and path != baseline_mod.default_path(self.fingerprint):
+            return [f"baseline not saved: this run measured {len(combined)} GPU models and --bandwidth-save names one "
+                    f"file ({path} unchanged); without a path each model's baseline is saved"]
+        lines = []
+        for fp, document in combined:
+            own = baseline_mod.slug(fp) == baseline_mod.slug(self.fingerprint)
+            target = path if own else baseline_mod.default_path(fp)
+            try:
+                previous = self._previous if own else _previous_at(target, fp)
+            except baseline_mod.BaselineError as exc:
+                lines.append(f"baseline not saved: refusing to replace it: {exc}")
+                continue
             run = baseline_mod.run_of(document, document.get("datetime", ""), baseline_mod.machine_start())
-            merged = baseline_mod.merge(document, self.fingerprint, self._previous, run, self.replace)
-            baseline_mod.save(path, merged)
+            merged = baseline_mod.merge(document, fp, previous, run, self.replace)
+            baseline_mod.save(target, merged)
             runs = len(merged[baseline_mod.RUNS_KEY])
-            self.saved_line = (f"baseline saved: {path} ({len(benchmarks)} cases measured; it now holds {runs} "
-                               f"run{'s' if runs > 1 else ''}, each from its own machine start)")
+            lines.append(f"baseline saved: {target} ({len(document['benchmarks'])} cases measured; it now holds {runs} "
+                         f"run{'s' if runs > 1 else ''}, each from its own machine start)")
+        return lines
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:
         if self._bench_ran:
             terminalreporter.write_line(f"bandwidth baseline: {self.note}")
-        if self.saved_line:
-            terminalreporter.write_line(self.saved_line)
+        for line in self.saved_lines:
+            terminalreporter.write_line(line)
 
+
+def _previous_at(path: Path, fp: dict) -> baseline_mod.Baseline | None:
+    """The baseline already at ``path``, checked to be this GPU model's; None where there is none."""
+    if not path.exists():
+        return None
+    previous = baseline_mod.load(path)
+    baseline_mod.check_comparable(previous, fp)
+    return previous

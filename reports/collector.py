@@ -10,17 +10,28 @@ import datetime as dt
 import json
 import os
 import shutil
+import socket
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from reports import atomic, plots, run_state, summary
-from reports.model import BandwidthRecord, CaseRecord, CaseResult, PtxFacts, RunResult
+from reports.model import (
+    BandwidthRecord,
+    CaseRecord,
+    CaseResult,
+    GpuRecord,
+    PtxFacts,
+    RunResult,
+)
 
 TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 _REPORT_DIR = "cute_harness_report_dir"  # keys of what an xdist worker is handed (workerinput)
 _SCRATCH = "cute_harness_scratch"
+_GPUS = "cute_harness_gpus"
+_OUTER_VISIBLE = "cute_harness_outer_visible"
 
 
 def _now() -> str:
@@ -88,10 +99,16 @@ def scratch_dir(config: pytest.Config) -> Path:
     return state.scratch
 
 
-def worker_input(config: pytest.Config) -> dict[str, str]:
-    """What an xdist worker is handed so that every process of the run agrees on its folders."""
+def worker_input(config: pytest.Config) -> dict:
+    """What an xdist worker is handed so that every process of the run agrees on its folders and GPUs."""
     state = run_state.of(config)
-    return {_SCRATCH: str(state.scratch), **({_REPORT_DIR: str(state.report_dir)} if state.report_dir else {})}
+    return {_SCRATCH: str(state.scratch), _GPUS: [asdict(g) for g in state.gpus], _OUTER_VISIBLE: state.outer_visible,
+            **({_REPORT_DIR: str(state.report_dir)} if state.report_dir else {})}
+
+
+def handed_gpus(config: pytest.Config) -> tuple[list[GpuRecord], str | None]:
+    """On a worker: the run's GPUs and the ``CUDA_VISIBLE_DEVICES`` it started with, as the controller chose them."""
+    return [GpuRecord(**g) for g in config.workerinput[_GPUS]], config.workerinput[_OUTER_VISIBLE]
 
 
 def configure(config: pytest.Config, report: Path | None) -> None:
@@ -173,7 +190,7 @@ class Recorder:
         self.config = config
         state = run_state.of(config)
         self.run = RunResult(fingerprint=state.fingerprint, arch=state.arch, started=_now(), api_drift=state.api_drift,
-                             registered_stages=state.registered_stages)
+                             registered_stages=state.registered_stages, host=socket.gethostname(), gpus=state.gpus)
         self._cases: dict[str, CaseResult] = {}
         self._collected: dict[str, int] = {}  # nodeid -> position in collection order
         self._deprecations: dict[tuple[str, str], dict] = {}
@@ -211,6 +228,7 @@ class Recorder:
             case=CaseRecord(**properties["case"]) if "case" in properties else None,
             bandwidth=BandwidthRecord.from_dict(properties["bandwidth"]) if "bandwidth" in properties else None,
             ptx=PtxFacts(**properties["ptx"]) if "ptx" in properties else None,
+            gpu=properties.get("gpu", ""),
             duration_s=round(report.duration, 4),
             reason=_reason(report),
             message=_message(report),

@@ -5,12 +5,24 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/5"
-# 2 to 5 only added optional fields (4: status, collected, notes; 5: a case's ptx facts)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4)) + (SCHEMA,)
+SCHEMA = "cute-dsl-harness/results/6"
+# 2 to 6 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
+# 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4, 5)) + (SCHEMA,)
 STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
+
+
+INSTALL_FIELDS = ("dsl", "dsl_libs", "dsl_cuda", "torch", "torch_cuda")  # what "the same install" means
+
+
+def install_key(fingerprint: dict) -> tuple:
+    return tuple(fingerprint.get(f) for f in INSTALL_FIELDS)
+
+
+def install_name(fingerprint: dict) -> str:
+    return f"dsl {fingerprint.get('dsl', '?')}, torch {fingerprint.get('torch', '?')}"
 
 
 @dataclass
@@ -88,6 +100,32 @@ class PtxFacts:
 
 
 @dataclass
+class GpuRecord:
+    """One GPU a run used: what the report header lists and a case names by ``uuid``."""
+
+    index: int  # NVML's (nvidia-smi's) index on its host
+    uuid: str
+    name: str  # the model, as NVML names it
+    memory_mib: int
+    memory_clock_mhz: int | None  # NVML's maximum memory clock; None where it does not say
+    host: str
+
+
+@dataclass
+class MergedRun:
+    """One run a merged report was made from (``python -m reports merge``)."""
+
+    path: str
+    host: str
+    started: str
+    fingerprint: dict[str, str]
+    status: str
+    exit_status: int | None
+    cases: int
+    compiles: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class CaseResult:
     nodeid: str
     outcome: str  # passed, failed, skipped, xfailed, xpassed, error
@@ -98,6 +136,8 @@ class CaseResult:
     case: CaseRecord | None = None  # matrix cases
     bandwidth: BandwidthRecord | None = None  # bench cases: the measurement, and its baseline verdict if any
     ptx: PtxFacts | None = None  # compile-tier cases of registered stages
+    gpu: str = ""  # the UUID of the GPU a gpu or bench case ran on (see RunResult.gpus)
+    source: int | None = None  # in a merged report: the run it came from (an index into RunResult.merged_from)
 
 
 @dataclass
@@ -116,6 +156,12 @@ class RunResult:
     collected: int | None = None  # cases selected to run; None in runs written before schema 4
     notes: list[str] = field(default_factory=list)  # what went wrong in the harness itself (a plot not written)
     registered_stages: list[str] = field(default_factory=list)  # kernels of the user's (--stage-module)
+    host: str = ""
+    gpus: list[GpuRecord] = field(default_factory=list)  # in use, in pinning order
+    merged_from: list[MergedRun] = field(default_factory=list)  # a merged report's runs; empty for a run
+
+    def gpu(self, uuid: str) -> GpuRecord | None:
+        return next((g for g in self.gpus if g.uuid == uuid), None)
 
     def counts(self) -> Counter:
         return Counter(c.outcome for c in self.cases)
@@ -159,6 +205,8 @@ class RunResult:
         if not isinstance(cases, list):
             raise ValueError("'cases' is missing or not a list")
         run.cases = [_case(c, f"case {i}") for i, c in enumerate(cases)]
+        run.gpus = [_build(GpuRecord, g, f"gpu {i}") for i, g in enumerate(run.gpus)]
+        run.merged_from = [_build(MergedRun, m, f"merged run {i}") for i, m in enumerate(run.merged_from)]
         return run
 
 

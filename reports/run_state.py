@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from reports.model import GpuRecord
+
 if TYPE_CHECKING:
     from reports.bench_plugin import BenchGate
 
@@ -24,6 +26,9 @@ class RunState:
     scratch: Path | None = None  # notes and DSL dumps of every process of the run; removed at the end
     bench_gate: BenchGate | None = None
     registered_stages: list[str] = field(default_factory=list)  # what --stage-module added, in order
+    gpus: list[GpuRecord] = field(default_factory=list)  # the run's GPUs (all processes'), in pinning order
+    pinned: GpuRecord | None = None  # this process's GPU; None without one
+    outer_visible: str | None = None  # CUDA_VISIBLE_DEVICES as the run started (what subprocesses choose from)
     poisoned: tuple[str, str] | None = None  # (nodeid, CUDA error) of a fault that poisoned this process's context
 
     @property

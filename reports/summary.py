@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 from reports import stage_report
 from reports.baseline import MIN_RUNS
-from reports.model import BandwidthRecord, CaseResult, RunResult
+from reports.model import (
+    BandwidthRecord,
+    CaseResult,
+    RunResult,
+    install_key,
+    install_name,
+)
 
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD = ("failed", "error", "xpassed")  # what needs a human
@@ -35,8 +42,23 @@ def verdict(run: RunResult) -> str:
         parts.append("not run: " + "; ".join(f"{t} ({n} skipped: {why})" for t, n, why in skipped))
     if not any(t == "bench" for t, _ in ran):
         parts.append("bandwidth: not measured")
-    parts.append(f"GPU: {run.fingerprint.get('gpu', '?')}")
+    parts.append(_gpus_in_use(run))
     return " · ".join(parts)
+
+
+def _gpus_in_use(run: RunResult) -> str:
+    if len(run.gpus) <= 1:
+        return f"GPU: {run.fingerprint.get('gpu', '?')}"
+    models = Counter(g.name for g in run.gpus)
+    return "GPUs: " + ", ".join(f"{n} x {model}" for model, n in models.items())
+
+
+def gpu_label(run: RunResult, uuid: str) -> str:
+    """How a report names a GPU: its index, with the host where the run spans several."""
+    gpu = run.gpu(uuid)
+    if gpu is None:
+        return uuid[:12] or "–"
+    return f"{gpu.host}:{gpu.index}" if len({g.host for g in run.gpus}) > 1 else str(gpu.index)
 
 
 def _tiers(cases: list[CaseResult]) -> tuple[list[tuple[str, int]], list[tuple[str, int, str]]]:
@@ -77,6 +99,9 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     lines.append("| **all** | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
     if run.notes:
         lines += ["", "## Harness notes", ""] + [f"- {note}" for note in run.notes]
+    lines += _merged_from(run)
+    lines += _per_install(run)
+    lines += _gpus(run)
     lines += _matrices(run.cases)
     failures = [c for c in run.cases if c.outcome in BAD]
     if failures:
@@ -97,6 +122,65 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     lines += stage_report.sections(run, cell)
     lines += _bandwidth(run, images)
     return "\n".join(lines) + "\n"
+
+
+def _merged_from(run: RunResult) -> list[str]:
+    if not run.merged_from:
+        return []
+    lines = ["", "## Merged from", "", "| run | host | GPU | dsl | torch | started | status | exit | cases |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for m in run.merged_from:
+        fp = m.fingerprint
+        lines.append(f"| `{m.path}` | {m.host or '–'} | {fp.get('gpu', '?')} | {fp.get('dsl', '?')} | {fp.get('torch', '?')} "
+                     f"| {m.started} | {m.status} | {m.exit_status} | {m.cases} |")
+    return lines
+
+
+def _per_install(run: RunResult) -> list[str]:
+    """Outcome counts per install, for a report merged across installs (``merge --mixed-installs``)."""
+    if len({install_key(m.fingerprint) for m in run.merged_from}) < 2:
+        return []
+    counts: dict[str, Counter] = {}
+    for case in run.cases:
+        fp = run.merged_from[case.source].fingerprint if case.source is not None else run.fingerprint
+        counts.setdefault(install_name(fp), Counter())[case.outcome] += 1
+    lines = ["", "## Outcomes per install", "", "| install | " + " | ".join(OUTCOMES) + " |",
+             "|---" * (len(OUTCOMES) + 1) + "|"]
+    return lines + [f"| {name} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |" for name, c in counts.items()]
+
+
+def _gpus(run: RunResult) -> list[str]:
+    """Each GPU's share of the device tiers, its failures and its copy ceiling: one bad GPU
+    among several stands out as a GPU, not as a DSL defect; GPUs of one model show their spread."""
+    device = [c for c in run.cases if c.gpu]
+    if not run.gpus or not device:
+        return []
+    by_gpu: dict[str, list[CaseResult]] = defaultdict(list)
+    for c in device:
+        by_gpu[c.gpu].append(c)
+    ceilings = {uuid: statistics.median(c.bandwidth.ceiling_gbps for c in cases if c.bandwidth)
+                for uuid, cases in by_gpu.items() if any(c.bandwidth for c in cases)}
+    lines = ["", "## GPUs", "", "| gpu | model | UUID | memory clock MHz | gpu/bench cases | " + " | ".join(OUTCOMES)
+             + " | copy ceiling GB/s |", "|---" * (6 + len(OUTCOMES)) + "|"]
+    for gpu in run.gpus:
+        counts = Counter(c.outcome for c in by_gpu.get(gpu.uuid, []))
+        ceiling = f"{ceilings[gpu.uuid]:.0f}" if gpu.uuid in ceilings else "–"
+        lines.append(f"| {gpu_label(run, gpu.uuid)} | {gpu.name} | `{gpu.uuid}` | {gpu.memory_clock_mhz or '?'} | "
+                     f"{sum(counts.values())} | " + " | ".join(str(counts[o]) for o in OUTCOMES) + f" | {ceiling} |")
+    bad = {uuid for uuid, cases in by_gpu.items() if any(c.outcome in BAD for c in cases)}
+    if len(bad) == 1 and len(by_gpu) > 1:
+        uuid = next(iter(bad))
+        n = sum(c.outcome in BAD for c in by_gpu[uuid])
+        lines += ["", f"**Every gpu/bench failure ({n}) ran on gpu {gpu_label(run, uuid)}**; the other {len(by_gpu) - 1} "
+                      "GPUs ran their cases cleanly: suspect that GPU before the DSL (re-run its failures elsewhere "
+                      "with `--gpus`)."]
+    for model in dict.fromkeys(g.name for g in run.gpus):
+        rates = [ceilings[g.uuid] for g in run.gpus if g.name == model and g.uuid in ceilings]
+        if len(rates) > 1:
+            spread = 100 * (max(rates) - min(rates)) / statistics.median(rates)
+            lines += ["", f"Copy ceiling across the {len(rates)} {model} GPUs: {min(rates):.0f}-{max(rates):.0f} GB/s "
+                          f"(spread {spread:.1f}%)."]
+    return lines
 
 
 def _matrices(cases: list[CaseResult]) -> list[str]:
@@ -144,15 +228,16 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
         return []
     rows = [c.bandwidth for c in bench]
     compared = any(b.verdict for b in rows)
+    several = len({c.gpu for c in bench}) > 1
     lines = ["", "## Bandwidth", "", _bandwidth_context(run, rows), ""]
-    header = ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "placement spread %", "samples"]
+    header = ["gpu"] * several + ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "placement spread %", "samples"]
     if compared:
         header += ["baseline GB/s", "baseline runs", "start spread %", "delta %", "threshold % (smallest slowdown caught)",
                    "verdict"]
     lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
-    for b in rows:
+    for case, b in zip(bench, rows):
         samples = f"{b.samples} ({b.throttled} throttled)" if b.throttled else str(b.samples)
-        cells = [b.stage, b.dtype, b.size, "x".join(map(str, b.shape)), f"{b.gbps:.0f}",
+        cells = [gpu_label(run, case.gpu)] * several + [b.stage, b.dtype, b.size, "x".join(map(str, b.shape)), f"{b.gbps:.0f}",
                  _number(b.pct_ceiling), _number(b.pct_peak), f"{100 * b.rel_noise:.1f}",
                  _number(b.placement_spread_pct), samples]
         if compared:

@@ -290,6 +290,16 @@ def test_three_starts_make_three_runs_and_a_second_save_from_one_start_replaces_
     assert previous.references["naive-bf16"].gbps == 100.0
 
 
+def test_the_gpus_of_one_model_make_one_run_of_its_baseline():
+    """Each GPU's bench process measures a share; per GPU model the shares are one document."""
+    h100, h200 = install(), install(gpu="NVIDIA H200")
+    shares = [document(h100, record(1.0, case="a")), document(h200, record(2.0, case="a")),
+              document(h100, record(3.0, case="b"))]
+    combined = baseline.by_model(shares)
+    assert [(fp["gpu"], cases(doc)) for fp, doc in combined] == [(H100, [("a", 1.0), ("b", 3.0)]),
+                                                                  ("NVIDIA H200", [("a", 2.0)])]
+
+
 def test_replace_starts_the_baseline_over(tmp_path):
     fp = install()
     previous = baseline.load(write(tmp_path / "prev.json", document(fp, record(1.0, case="a"))))

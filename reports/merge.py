@@ -1,0 +1,128 @@
+"""``python -m reports merge RUN... --out DIR``: several runs as one report (results.json,
+summary.md, junit.xml), e.g. the runners of a CI matrix, GPU models side by side, or a run and
+a re-run of its failures.
+
+A case is one per (node id, GPU model, install): the same test on an H100 and an H200 is two
+cases, and a later run's result for the same case replaces an earlier one's, as a re-run
+means. Runs of different installs (DSL or torch) are refused unless ``--mixed-installs`` says
+they are meant to be merged; the summary then counts outcomes per install.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from xml.etree import ElementTree
+
+from reports import atomic, plots, summary
+from reports.model import CaseResult, MergedRun, RunResult, install_key, install_name
+
+_PASSING_EXITS = (0, 1, 5)  # exits a merged report recomputes from its cases; others (2, 3, 4) carry over
+
+
+def merge(runs: list[tuple[str, RunResult]], mixed_installs: bool = False) -> RunResult:
+    """One run from ``runs`` (named, in order); ValueError says in one line why not."""
+    installs = {install_key(run.fingerprint): name for name, run in runs}
+    if len(installs) > 1 and not mixed_installs:
+        named = "; ".join(f"{install_name(run.fingerprint)} in {name}" for name, run in runs)
+        raise ValueError(f"the runs are of different installs ({named}); pass --mixed-installs to merge them anyway")
+    cases: dict[tuple, CaseResult] = {}
+    replaced = 0
+    for source, (_, run) in enumerate(runs):
+        for case in run.cases:
+            gpu = run.gpu(case.gpu)
+            key = (case.nodeid, gpu.name if gpu else run.fingerprint.get("gpu"), install_key(run.fingerprint))
+            replaced += key in cases
+            cases[key] = CaseResult(**{**vars(case), "source": source})
+    first = runs[0][1]
+    merged = RunResult(
+        fingerprint=_joined([run.fingerprint for _, run in runs]),
+        arch=" + ".join(dict.fromkeys(run.arch for _, run in runs)),
+        started=min(run.started for _, run in runs),
+        finished=max(run.finished for _, run in runs),
+        api_drift=first.api_drift,
+        deprecations=list({(d["category"], d["message"]): d for _, run in runs for d in run.deprecations}.values()),
+        cases=list(cases.values()),
+        baseline=first.baseline,
+        registered_stages=list(dict.fromkeys(s for _, run in runs for s in run.registered_stages)),
+        host=" + ".join(dict.fromkeys(run.host for _, run in runs if run.host)),
+        gpus=list({(g.host, g.uuid): g for _, run in runs for g in run.gpus}.values()),
+        merged_from=[MergedRun(name, run.host, run.started, run.fingerprint, run.status, run.exit_status, len(run.cases),
+                               run.compiles) for name, run in runs],
+    )
+    unfinished = [(name, run) for name, run in runs if run.status != "complete"]
+    merged.status = unfinished[0][1].status if unfinished else "complete"
+    merged.collected = len(merged.cases) + sum(run.not_run for _, run in runs)
+    merged.exit_status = _exit_status(merged, [run.exit_status for _, run in runs])
+    merged.notes = [note for _, run in runs for note in run.notes]
+    merged.notes += [f"{name} ended {run.status} ({run.not_run} cases not run)" for name, run in unfinished]
+    if replaced:
+        merged.notes.append(f"{replaced} results of an earlier run were replaced by a later run's (a re-run)")
+    if len(installs) > 1:
+        merged.notes.append("merged across installs (--mixed-installs): see the outcomes per install")
+    return merged
+
+
+def _joined(fingerprints: list[dict]) -> dict[str, str]:
+    """Each field once where the runs agree, else their values joined with " + "."""
+    fields = dict.fromkeys(f for fp in fingerprints for f in fp)
+    return {f: " + ".join(dict.fromkeys(fp.get(f, "?") for fp in fingerprints)) for f in fields}
+
+
+def _exit_status(run: RunResult, exits: list[int | None]) -> int:
+    """What the merged cases say (1: something needs a human, 5: nothing ran, 0), unless a run
+    ended in a way its cases cannot show (interrupted, internal or usage error)."""
+    carried = [e for e in exits if e not in _PASSING_EXITS]
+    if carried:
+        return carried[0] if carried[0] is not None else 3
+    counts = run.counts()
+    if any(counts[o] for o in summary.BAD):
+        return 1
+    return 0 if any(c.outcome != "skipped" for c in run.cases) else 5
+
+
+def junit(run: RunResult) -> bytes:
+    """junit.xml of the merged cases; a case run on several GPU models or installs is named with them."""
+    seen = Counter(c.nodeid for c in run.cases)
+    suite = ElementTree.Element("testsuite", name="cute-dsl-harness", tests=str(len(run.cases)),
+                                failures=str(sum(c.outcome in ("failed", "xpassed") for c in run.cases)),
+                                errors=str(sum(c.outcome == "error" for c in run.cases)),
+                                skipped=str(sum(c.outcome in ("skipped", "xfailed") for c in run.cases)),
+                                time=f"{sum(c.duration_s for c in run.cases):.3f}", timestamp=run.started)
+    for case in run.cases:
+        path, _, name = case.nodeid.partition("::")
+        if seen[case.nodeid] > 1:
+            name += f" [{_where(run, case)}]"
+        element = ElementTree.SubElement(suite, "testcase", classname=path.removesuffix(".py").replace("/", "."),
+                                         name=name, time=f"{case.duration_s:.3f}")
+        if case.outcome in ("failed", "xpassed", "error"):
+            tag = "error" if case.outcome == "error" else "failure"
+            ElementTree.SubElement(element, tag, message=case.message.splitlines()[0] if case.message else case.outcome
+                                   ).text = case.message
+        elif case.outcome in ("skipped", "xfailed"):
+            ElementTree.SubElement(element, "skipped", type=f"pytest.{case.outcome}", message=case.reason)
+    root = ElementTree.Element("testsuites")
+    root.append(suite)
+    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def _where(run: RunResult, case: CaseResult) -> str:
+    source = run.merged_from[case.source] if case.source is not None else None
+    fp = source.fingerprint if source else run.fingerprint
+    gpu = run.gpu(case.gpu)
+    return f"{gpu.name if gpu else fp.get('gpu', '?')}, dsl {fp.get('dsl', '?')}, torch {fp.get('torch', '?')}"
+
+
+def write(run: RunResult, out: Path) -> list[Path]:
+    """results.json first (the record), then the plots, junit.xml and summary.md."""
+    atomic.write_json(out / "results.json", run.to_json())
+    try:
+        images = plots.write(run, out)
+    except Exception as exc:  # noqa: BLE001 - a plot must never cost the summary
+        images = []
+        run.notes.append(f"plots not written: {type(exc).__name__}: {exc}")
+        atomic.write_json(out / "results.json", run.to_json())
+    atomic.write_bytes(out / "junit.xml", junit(run))
+    atomic.write_text(out / "summary.md", summary.render(run, images))
+    return [out / "results.json", out / "junit.xml", out / "summary.md", *images]
+

@@ -1,0 +1,64 @@
+"""A stand-in for NVML's ``pynvml`` (the harness's boundary with the driver), copied into a
+test project as ``pynvml.py``: the GPUs it lists come from ``FAKE_NVML_GPUS``, a JSON list of
+``{"name", "total_mib", "free_mib"}``; their UUIDs are ``GPU-fake-<index>``."""
+
+import json
+import os
+from types import SimpleNamespace
+
+NVML_CLOCK_MEM = 2
+_GPUS = json.loads(os.environ.get("FAKE_NVML_GPUS", "[]"))
+
+
+class NVMLError(Exception):
+    pass
+
+
+def nvmlInit():
+    pass
+
+
+def nvmlSystemGetDriverVersion():
+    return "999.1"
+
+
+def nvmlSystemGetCudaDriverVersion_v2():
+    return 13000
+
+
+def nvmlDeviceGetCount():
+    return len(_GPUS)
+
+
+def nvmlDeviceGetHandleByIndex(index):
+    if not 0 <= index < len(_GPUS):
+        raise NVMLError("Invalid Argument")
+    return index
+
+
+def nvmlDeviceGetHandleByUUID(uuid):
+    for index in range(len(_GPUS)):
+        if nvmlDeviceGetUUID(index) == uuid:
+            return index
+    raise NVMLError("Not Found")
+
+
+def nvmlDeviceGetUUID(handle):
+    return f"GPU-fake-{handle}"
+
+
+def nvmlDeviceGetName(handle):
+    return _GPUS[handle]["name"]
+
+
+def nvmlDeviceGetMemoryInfo(handle):
+    gpu = _GPUS[handle]
+    return SimpleNamespace(total=gpu["total_mib"] << 20, free=gpu["free_mib"] << 20, used=0)
+
+
+def nvmlDeviceGetMaxClockInfo(handle, clock):
+    return 2619
+
+
+def nvmlDeviceGetMemoryBusWidth(handle):
+    return 5120

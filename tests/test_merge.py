@@ -1,0 +1,136 @@
+"""``python -m reports merge``: several runs as one report, and the per-GPU view of a run."""
+
+import json
+from xml.etree import ElementTree
+
+import pytest
+
+from reports import __main__ as cli
+from reports import merge, summary
+from reports.model import BandwidthRecord, CaseResult, GpuRecord, RunResult
+
+pytestmark = pytest.mark.harness
+
+INSTALL = {"dsl": "4.8.1", "dsl_libs": "cu13", "dsl_cuda": "13.0", "torch": "2.11.0+cu130", "torch_cuda": "13.0",
+           "driver": "580.159.04", "gpu": "NVIDIA H100 80GB HBM3"}
+
+
+def gpu(index: int, name: str = "NVIDIA H100 80GB HBM3", host: str = "runner-a") -> GpuRecord:
+    return GpuRecord(index, f"GPU-{host}-{index}", name, 81559, 2619, host)
+
+
+def run_of(*cases: CaseResult, gpus=(), exit_status: int = 0, **fingerprint) -> RunResult:
+    listed = list(gpus)
+    return RunResult(fingerprint={**INSTALL, **fingerprint}, arch="sm_90a", started="2026-11-24T03:00:00+00:00",
+                     finished="2026-11-24T03:05:00+00:00", exit_status=exit_status, cases=list(cases),
+                     host=listed[0].host if listed else "runner-a", gpus=listed, collected=len(cases))
+
+
+def case(nodeid: str, outcome: str = "passed", tier: str = "gpu", on: GpuRecord | None = None,
+         ceiling: float | None = None) -> CaseResult:
+    bandwidth = None
+    if ceiling is not None:
+        bandwidth = BandwidthRecord(nodeid, "tv", "fp16", "bandwidth", [16384, 8192], 1, 3000.0, 1e-3, 1e-5, 100, 0.001,
+                                    ceiling, 99.0)
+    return CaseResult(nodeid, outcome, "bench" if bandwidth else tier, 0.5, message="boom" if outcome == "failed" else "",
+                      gpu=on.uuid if on else "", bandwidth=bandwidth)
+
+
+def test_runs_of_two_gpu_models_keep_both_results_of_a_case():
+    h100, h200 = gpu(0), gpu(0, "NVIDIA H200", host="runner-b")
+    a = run_of(case("t::x", on=h100), case("t::host", tier="host"), gpus=[h100])
+    b = run_of(case("t::x", on=h200), case("t::host", tier="host"), gpus=[h200], gpu="NVIDIA H200")
+    merged = merge.merge([("a", a), ("b", b)])
+    assert [(c.nodeid, c.gpu, c.source) for c in merged.cases] == [
+        ("t::x", h100.uuid, 0), ("t::host", "", 0), ("t::x", h200.uuid, 1), ("t::host", "", 1)]
+    assert merged.fingerprint["gpu"] == "NVIDIA H100 80GB HBM3 + NVIDIA H200" and merged.fingerprint["dsl"] == "4.8.1"
+    assert merged.gpus == [h100, h200] and merged.passed
+    assert [m.path for m in merged.merged_from] == ["a", "b"]
+
+
+def test_a_rerun_replaces_the_earlier_result_of_the_same_case():
+    h100 = gpu(0)
+    first = run_of(case("t::flaky", "failed", on=h100), case("t::ok", on=h100), gpus=[h100], exit_status=1)
+    rerun = run_of(case("t::flaky", on=gpu(3)), gpus=[gpu(3)])
+    merged = merge.merge([("first", first), ("rerun", rerun)])
+    assert [(c.nodeid, c.outcome, c.source) for c in merged.cases] == [("t::flaky", "passed", 1), ("t::ok", "passed", 0)]
+    assert merged.exit_status == 0 and merged.passed
+    assert "1 results of an earlier run were replaced by a later run's (a re-run)" in merged.notes
+
+
+def test_a_failure_or_an_interrupt_survives_the_merge():
+    failed = merge.merge([("a", run_of(case("t::a", "failed"), exit_status=1)), ("b", run_of(case("t::b")))])
+    assert failed.exit_status == 1 and not failed.passed
+    stopped = run_of(case("t::a"), exit_status=2)
+    stopped.status, stopped.collected = "interrupted", 5
+    merged = merge.merge([("a", stopped), ("b", run_of(case("t::b")))])
+    assert (merged.exit_status, merged.status, merged.not_run) == (2, "interrupted", 4)
+    assert "a ended interrupted (4 cases not run)" in merged.notes
+
+
+def test_different_installs_are_refused_unless_meant():
+    old, new = run_of(case("t::a"), dsl="4.7.1"), run_of(case("t::a", "failed"))
+    with pytest.raises(ValueError, match=r"^the runs are of different installs \(dsl 4.7.1, torch 2.11.0\+cu130 in old; "
+                                         r"dsl 4.8.1, torch 2.11.0\+cu130 in new\); pass --mixed-installs"):
+        merge.merge([("old", old), ("new", new)])
+    merged = merge.merge([("old", old), ("new", new)], mixed_installs=True)
+    assert len(merged.cases) == 2
+    section = summary.render(merged).split("## Outcomes per install\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section[2:] == ["| dsl 4.7.1, torch 2.11.0+cu130 | 1 | 0 | 0 | 0 | 0 | 0 |",
+                           "| dsl 4.8.1, torch 2.11.0+cu130 | 0 | 1 | 0 | 0 | 0 | 0 |"]
+
+
+def test_the_cli_writes_the_three_reports(tmp_path, capsys):
+    h100, h200 = gpu(0), gpu(1, "NVIDIA H200")
+    for name, run in (("a", run_of(case("t::x", on=h100), case("t::s", "skipped"), gpus=[h100])),
+                      ("b", run_of(case("t::x", "failed", on=h200), gpus=[h200], gpu="NVIDIA H200", exit_status=1))):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(run.to_json()))
+    status = cli.main(["merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "merged")])
+    assert status == 1  # the merged run has a failure
+    assert capsys.readouterr().out.startswith("FAILED: 1 of 3 cases need a human")
+    written = json.loads((tmp_path / "merged" / "results.json").read_text())
+    assert written["counts"] == {"passed": 1, "failed": 1, "skipped": 1}
+    suite = ElementTree.parse(tmp_path / "merged" / "junit.xml").getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("3", "1", "1")
+    names = [t.get("name") for t in suite.iter("testcase")]
+    assert names == ["x [NVIDIA H100 80GB HBM3, dsl 4.8.1, torch 2.11.0+cu130]", "s",
+                     "x [NVIDIA H200, dsl 4.8.1, torch 2.11.0+cu130]"]
+    assert "## Merged from" in (tmp_path / "merged" / "summary.md").read_text()
+
+
+def test_the_cli_refuses_mixed_installs_in_one_line(tmp_path, capsys):
+    for name, dsl in (("a", "4.7.1"), ("b", "4.8.1")):
+        (tmp_path / f"{name}.json").write_text(json.dumps(run_of(case("t::a"), dsl=dsl).to_json()))
+    assert cli.main(["merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--out", str(tmp_path / "m")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("reports merge: the runs are of different installs (")
+    assert not (tmp_path / "m" / "results.json").exists()
+
+
+# the per-GPU view of one run
+
+def test_failures_on_one_gpu_of_several_point_at_that_gpu():
+    gpus = [gpu(i) for i in range(4)]
+    cases = [case(f"t::c{i}", on=gpus[i % 4]) for i in range(12)] + [case("t::bad1", "failed", on=gpus[2]),
+                                                                    case("t::bad2", "failed", on=gpus[2])]
+    text = summary.render(run_of(*cases, gpus=gpus, exit_status=1))
+    table = text.split("## GPUs\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert table[4] == "| 2 | NVIDIA H100 80GB HBM3 | `GPU-runner-a-2` | 2619 | 5 | 3 | 2 | 0 | 0 | 0 | 0 | – |"
+    assert "**Every gpu/bench failure (2) ran on gpu 2**; the other 3 GPUs ran their cases cleanly" in text
+    assert "GPUs: 4 x NVIDIA H100 80GB HBM3" in summary.verdict(run_of(*cases, gpus=gpus, exit_status=1))
+
+
+def test_failures_spread_over_gpus_are_not_blamed_on_one():
+    gpus = [gpu(0), gpu(1)]
+    text = summary.render(run_of(case("t::a", "failed", on=gpus[0]), case("t::b", "failed", on=gpus[1]), gpus=gpus))
+    assert "Every gpu/bench failure" not in text
+
+
+def test_gpus_of_one_model_show_their_ceiling_spread_and_bench_rows_their_gpu():
+    gpus = [gpu(0), gpu(1)]
+    text = summary.render(run_of(case("b::x", on=gpus[0], ceiling=3000.0), case("b::y", on=gpus[1], ceiling=2940.0),
+                                 gpus=gpus))
+    assert "Copy ceiling across the 2 NVIDIA H100 80GB HBM3 GPUs: 2940-3000 GB/s (spread 2.0%)." in text
+    rows = text.split("## Bandwidth\n\n", 1)[1].split("\n\n", 1)[1].splitlines()
+    assert rows[0].startswith("| gpu | stage |") and rows[2].startswith("| 0 | tv |") and rows[3].startswith("| 1 | tv |")
