@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.cases import matrix
-from fixtures.plugin.schedule import scope_of
+from fixtures.plugin.schedule import SignatureScheduling, scope_of
 
 pytestmark = pytest.mark.harness
 
@@ -49,3 +49,39 @@ def test_a_case_outside_the_plans_joins_the_unit_of_its_signature():
                                     "suites/gpu/test_x.py::test_y[nostage-fp16-align16-static-1x1]"])
 def test_a_test_that_is_no_matrix_case_is_a_unit_of_its_own(nodeid):
     assert scope_of(nodeid) == nodeid
+
+
+class _Worker:
+    """What the scheduler reads of an xdist worker (``WorkerController``), and what it sends it."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.shutting_down = False
+        self.sent: list[str] = []
+
+    def send_runtest_some(self, indices) -> None:
+        self.sent += [str(i) for i in indices]
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_a_replacement_worker_still_collecting_waits_for_its_collection(pytestconfig, monkeypatch):
+    """Two workers replace crashed ones at once; the first to finish collecting reschedules every
+    worker, and the other, still collecting, must not stop the run (it gets work once collected)."""
+    monkeypatch.setattr(pytestconfig.option, "tx", ["1*popen"], raising=False)
+    scheduler = SignatureScheduling(pytestconfig)
+    collection = [f"t.py::test_{i}" for i in range(8)]
+    first, second = _Worker("gw0"), _Worker("gw1")
+    scheduler.add_node(first)
+    scheduler.add_node_collection(first, collection)
+    scheduler.schedule()
+    late = _Worker("gw2")
+    scheduler.add_node(late)
+    scheduler.add_node(second)
+    scheduler.add_node_collection(second, collection)
+    scheduler.schedule()
+    assert late.sent == [] and second.sent
+    scheduler.add_node_collection(late, collection)
+    scheduler.schedule()
+    assert sorted(first.sent + second.sent + late.sent, key=int) == [str(i) for i in range(8)]
