@@ -54,11 +54,16 @@ def _gpus_in_use(run: RunResult) -> str:
 
 
 def gpu_label(run: RunResult, uuid: str) -> str:
-    """How a report names a GPU: its index, with the host where the run spans several."""
+    """How a report names a GPU: its index, with the host where the run spans several, or the
+    UUID's start where indices repeat on hosts of one name (a merge of two runners' runs)."""
     gpu = run.gpu(uuid)
     if gpu is None:
         return uuid[:12] or "–"
-    return f"{gpu.host}:{gpu.index}" if len({g.host for g in run.gpus}) > 1 else str(gpu.index)
+    if len({g.host for g in run.gpus}) > 1:
+        return f"{gpu.host}:{gpu.index}"
+    if sum(g.index == gpu.index for g in run.gpus) > 1:
+        return f"{gpu.index} ({gpu.uuid[:12]})"
+    return str(gpu.index)
 
 
 def _tiers(cases: list[CaseResult]) -> tuple[list[tuple[str, int]], list[tuple[str, int, str]]]:

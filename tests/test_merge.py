@@ -134,3 +134,11 @@ def test_gpus_of_one_model_show_their_ceiling_spread_and_bench_rows_their_gpu():
     assert "Copy ceiling across the 2 NVIDIA H100 80GB HBM3 GPUs: 2940-3000 GB/s (spread 2.0%)." in text
     rows = text.split("## Bandwidth\n\n", 1)[1].split("\n\n", 1)[1].splitlines()
     assert rows[0].startswith("| gpu | stage |") and rows[2].startswith("| 0 | tv |") and rows[3].startswith("| 1 | tv |")
+
+
+def test_gpus_of_two_runners_with_one_host_name_are_told_apart():
+    """Runners often share a host name (containers): a merged report names colliding indices by UUID."""
+    h100, h200 = gpu(0), GpuRecord(0, "GPU-other-0", "NVIDIA H200", 143771, 3201, "runner-a")
+    merged = merge.merge([("a", run_of(case("t::x", on=h100), gpus=[h100])),
+                          ("b", run_of(case("t::x", on=h200), gpus=[h200], gpu="NVIDIA H200"))])
+    assert [summary.gpu_label(merged, g.uuid) for g in merged.gpus] == ["0 (GPU-runner-a)", "0 (GPU-other-0)"]
