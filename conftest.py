@@ -40,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--gpus",
         default=None,
         metavar="0,3",
-        help="the GPUs to use, by position among those visible (as torch numbers them) or UUID; "
+        help="the GPUs to use, by position among those visible (nvidia-smi's order, or CUDA_VISIBLE_DEVICES') or UUID; "
         "xdist worker gwN runs on the (N mod count)-th (default: every visible GPU)",
     )
     group.addoption(
