@@ -104,11 +104,11 @@ def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | N
     """Choose the run's GPUs (a worker is handed them) and pin this process to its one, before
     anything touches CUDA; the controller also checks each has the memory its share needs."""
     if hasattr(config, "workerinput"):
-        state.gpus, state.outer_visible = collector.handed_gpus(config)
+        state.gpus = collector.handed_gpus(config)
     else:
         state.outer_visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         state.gpus = gpus.select(gpus.visible(state.outer_visible), wanted, state.outer_visible)
-        if not bench_phase.is_serial_phase(config):
+        if state.gpus and not bench_phase.is_serial_phase(config):
             from fixtures.bandwidth.figures import most_held
             from fixtures.cases.matrix import largest_operand_bytes
 

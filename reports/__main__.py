@@ -41,8 +41,8 @@ def main(argv: list[str] | None = None) -> int:
             a, b = compare.load(args.run_a), compare.load(args.run_b)
             sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
         elif args.command == "merge":
-            out = atomic.writable_dir("--out", args.out)
             merged = merge.merge([(str(path), compare.load(path)) for path in args.runs], args.mixed_installs)
+            out = atomic.writable_dir("--out", args.out)  # made once the runs are known to merge
             merge.write(merged, out)
             print(f"{summary.verdict(merged)}\nmerged {len(args.runs)} runs into {out}")
             return 0 if merged.passed else 1

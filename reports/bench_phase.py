@@ -168,8 +168,9 @@ class SerialPhase:
             where = f" on {len(shares)} GPUs at once" if len(shares) > 1 else ""
             reporter.write_sep("=", f"bench phase: {len(self.deferred)} bench cases, measured alone{where} after the "
                                     f"parallel part, which took {time.monotonic() - self.started:.0f} s")
-        env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}  # the run's own choice, not
-        if state.outer_visible is not None:  # the controller's pin
+        # each process chooses its GPU (--gpus UUID) among those the run started with, not the controller's pin
+        env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+        if state.outer_visible is not None:
             env["CUDA_VISIBLE_DEVICES"] = state.outer_visible
         phases = []
         for i, (gpu, nodeids) in enumerate(shares):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import atomic, plots, run_state, summary
+from reports import atomic, report_files, run_state, summary
 from reports.model import (
     BandwidthRecord,
     CaseRecord,
@@ -31,7 +31,6 @@ TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked w
 _REPORT_DIR = "cute_harness_report_dir"  # keys of what an xdist worker is handed (workerinput)
 _SCRATCH = "cute_harness_scratch"
 _GPUS = "cute_harness_gpus"
-_OUTER_VISIBLE = "cute_harness_outer_visible"
 
 
 def _now() -> str:
@@ -102,13 +101,13 @@ def scratch_dir(config: pytest.Config) -> Path:
 def worker_input(config: pytest.Config) -> dict:
     """What an xdist worker is handed so that every process of the run agrees on its folders and GPUs."""
     state = run_state.of(config)
-    return {_SCRATCH: str(state.scratch), _GPUS: [asdict(g) for g in state.gpus], _OUTER_VISIBLE: state.outer_visible,
+    return {_SCRATCH: str(state.scratch), _GPUS: [asdict(g) for g in state.gpus],
             **({_REPORT_DIR: str(state.report_dir)} if state.report_dir else {})}
 
 
-def handed_gpus(config: pytest.Config) -> tuple[list[GpuRecord], str | None]:
-    """On a worker: the run's GPUs and the ``CUDA_VISIBLE_DEVICES`` it started with, as the controller chose them."""
-    return [GpuRecord(**g) for g in config.workerinput[_GPUS]], config.workerinput[_OUTER_VISIBLE]
+def handed_gpus(config: pytest.Config) -> list[GpuRecord]:
+    """On a worker: the run's GPUs, as the controller chose them."""
+    return [GpuRecord(**g) for g in config.workerinput[_GPUS]]
 
 
 def configure(config: pytest.Config, report: Path | None) -> None:
@@ -254,16 +253,7 @@ class Recorder:
         self.run.cases = sorted(self._cases.values(), key=lambda c: self._collected.get(c.nodeid, len(self._collected)))
         self.run.deprecations = list(self._deprecations.values())
         self.run.baseline = run_state.of(self.config).bench_gate.info()
-        out = report_dir(self.config)
-        # results.json first: whatever fails after it (a plot, say), the run's record is on disk
-        atomic.write_json(out / "results.json", self.run.to_json())
-        try:
-            images = plots.write(self.run, out)
-        except Exception as exc:  # noqa: BLE001 - a plot must never cost the summary
-            images = []
-            self.run.notes.append(f"plots not written: {type(exc).__name__}: {exc}")
-            atomic.write_json(out / "results.json", self.run.to_json())
-        atomic.write_text(out / "summary.md", summary.render(self.run, images))
+        report_files.write(self.run, report_dir(self.config))
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
-from reports import atomic, plots, summary
+from reports import atomic, report_files, summary
 from reports.model import CaseResult, MergedRun, RunResult, install_key, install_name
 
 _PASSING_EXITS = (0, 1, 5)  # exits a merged report recomputes from its cases; others (2, 3, 4) carry over
@@ -114,15 +114,6 @@ def _where(run: RunResult, case: CaseResult) -> str:
 
 
 def write(run: RunResult, out: Path) -> list[Path]:
-    """results.json first (the record), then the plots, junit.xml and summary.md."""
-    atomic.write_json(out / "results.json", run.to_json())
-    try:
-        images = plots.write(run, out)
-    except Exception as exc:  # noqa: BLE001 - a plot must never cost the summary
-        images = []
-        run.notes.append(f"plots not written: {type(exc).__name__}: {exc}")
-        atomic.write_json(out / "results.json", run.to_json())
+    """The run's reports (``report_files``) and its junit.xml, which a run gets from pytest."""
     atomic.write_bytes(out / "junit.xml", junit(run))
-    atomic.write_text(out / "summary.md", summary.render(run, images))
-    return [out / "results.json", out / "junit.xml", out / "summary.md", *images]
-
+    return [*report_files.write(run, out), out / "junit.xml"]

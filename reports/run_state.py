@@ -28,7 +28,7 @@ class RunState:
     registered_stages: list[str] = field(default_factory=list)  # what --stage-module added, in order
     gpus: list[GpuRecord] = field(default_factory=list)  # the run's GPUs (all processes'), in pinning order
     pinned: GpuRecord | None = None  # this process's GPU; None without one
-    outer_visible: str | None = None  # CUDA_VISIBLE_DEVICES as the run started (what subprocesses choose from)
+    outer_visible: str | None = None  # the controller's: CUDA_VISIBLE_DEVICES as the run started (what bench processes choose from)
     poisoned: tuple[str, str] | None = None  # (nodeid, CUDA error) of a fault that poisoned this process's context
 
     @property

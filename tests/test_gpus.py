@@ -10,6 +10,7 @@ import pytest
 
 from fixtures.dsl import nvml
 from fixtures.plugin import gpus
+from fixtures.plugin.startup import StartupError
 
 pytestmark = pytest.mark.harness
 
@@ -72,7 +73,7 @@ def test_gpus_narrows_by_position_among_the_visible(driver):
 ])
 def test_a_gpu_that_is_not_there_is_one_line(driver, listed, wanted, outer, message):
     driver(*listed)
-    with pytest.raises(gpus.GpuError) as error:
+    with pytest.raises(StartupError) as error:
         gpus.select(gpus.visible(outer), wanted, outer)
     assert str(error.value).startswith(message)
 
@@ -80,13 +81,13 @@ def test_a_gpu_that_is_not_there_is_one_line(driver, listed, wanted, outer, mess
 def test_without_a_driver_gpus_names_the_reason(monkeypatch):
     monkeypatch.setattr(nvml, "library", lambda: None)
     assert gpus.visible(None) == []
-    with pytest.raises(gpus.GpuError, match=r"^--gpus 0: no GPU is visible here \(NVML cannot start: no NVIDIA driver\)$"):
+    with pytest.raises(StartupError, match=r"^--gpus 0: no GPU is visible here \(NVML cannot start: no NVIDIA driver\)$"):
         gpus.select([], ["0"], None)
 
 
 @pytest.mark.parametrize("text", ["0,x", "0,,1", "1,1", "-1", "gpu0"])
 def test_a_malformed_gpus_option_is_refused(text):
-    with pytest.raises(gpus.GpuError, match="expected distinct GPU positions or UUIDs separated by commas"):
+    with pytest.raises(StartupError, match="expected distinct GPU positions or UUIDs separated by commas"):
         gpus.parse(text)
 
 
@@ -100,7 +101,7 @@ def test_workers_are_pinned_round_robin():
 def test_a_busy_gpu_is_refused_at_start(driver):
     driver(H100, BUSY)
     listed = gpus.visible(None)
-    with pytest.raises(gpus.GpuError, match=r"^GPU 1 \(NVIDIA H100 80GB HBM3, GPU-fake-1\) is busy: 2.9 GiB free, this run "
+    with pytest.raises(StartupError, match=r"^GPU 1 \(NVIDIA H100 80GB HBM3, GPU-fake-1\) is busy: 2.9 GiB free, this run "
                                             r"needs 8.0 GiB on it \(4 workers at 2 GiB each\); leave it out"):
         gpus.check_free(listed, 8, 1 << 30)
     gpus.check_free(listed[:1], 8, 1 << 30)  # the free one alone is fine

@@ -142,3 +142,17 @@ def test_gpus_of_two_runners_with_one_host_name_are_told_apart():
     merged = merge.merge([("a", run_of(case("t::x", on=h100), gpus=[h100])),
                           ("b", run_of(case("t::x", on=h200), gpus=[h200], gpu="NVIDIA H200"))])
     assert [summary.gpu_label(merged, g.uuid) for g in merged.gpus] == ["0 (GPU-runner-a)", "0 (GPU-other-0)"]
+
+
+def test_a_plot_that_fails_costs_neither_the_record_nor_the_summary(tmp_path, monkeypatch):
+    """The report folder (a run's and a merge's) keeps results.json and summary.md when a plot raises."""
+    from reports import plots, report_files
+
+    def broken(run, folder):
+        raise RuntimeError("no backend")
+
+    monkeypatch.setattr(plots, "write", broken)
+    written = report_files.write(run_of(case("t::x")), tmp_path)
+    assert written == [tmp_path / "results.json", tmp_path / "summary.md"]
+    assert json.loads((tmp_path / "results.json").read_text())["notes"] == ["plots not written: RuntimeError: no backend"]
+    assert "plots not written: RuntimeError: no backend" in (tmp_path / "summary.md").read_text()
