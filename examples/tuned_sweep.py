@@ -1,0 +1,60 @@
+"""Launch shapes for a plain elementwise add, put side by side in the bench tier: the sweep
+behind the ``tuned`` stage's shape (README, "What a launch costs").
+
+    python3 -m pytest suites/bench -m bench --require-gpu --stage-module examples.tuned_sweep \\
+        -k "(sweep_ or tuned or torch_add) and (fp16 or bf16 or fp32 or i8 or u8)" --bandwidth-baseline none
+
+Each variant ``sweep_t{T}_r{R}_k{K}`` is a block of T threads over a (R, K*T*V) tile (V elements
+in 16 bytes): every thread loads R rows x K vectors of each input, its K vectors T vectors apart
+along the row, before it adds; tiles are walked row-first. Unpredicated, so each variant's domain
+is the shapes its tile divides.
+"""
+
+import cuda.bindings.driver as cuda
+import cutlass.cute as cute
+
+from fixtures.cases.geometry import VECTOR_BYTES
+from fixtures.dsl.kernels import register
+from fixtures.dsl.kernels._tiling import remap_blocks
+
+# (threads, rows, strided vectors) per thread
+VARIANTS = ((64, 1, 1), (128, 1, 1), (256, 1, 1), (512, 1, 1), (128, 2, 1), (128, 1, 2), (256, 2, 1), (128, 4, 1))
+
+
+@cute.kernel
+def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tv_layout: cute.Layout):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    blk = ((None, None), bidx)
+    thr = (tidx, None)
+    a = cute.composition(gA[blk], tv_layout)[thr].load()
+    b = cute.composition(gB[blk], tv_layout)[thr].load()
+    cute.composition(gC[blk], tv_layout)[thr].store(a + b)
+
+
+def _variant(threads: int, rows: int, strided: int):
+    @cute.jit
+    def launch(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+        vector = VECTOR_BYTES * 8 // mA.element_type.width
+        # tile coordinates are column-major: (row r, column c) is r + c * rows
+        tv_layout = cute.make_layout(
+            (threads, (vector, strided, rows)), stride=(vector * rows, (rows, threads * vector * rows, 1))
+        )
+        tiler = (rows, strided * threads * vector)
+        gA, gB, gC = (remap_blocks(cute.zipped_divide(t, tiler)) for t in (mA, mB, mC))
+        _add_kernel(gA, gB, gC, tv_layout).launch(
+            grid=[cute.size(gC, mode=[1]), 1, 1], block=[threads, 1, 1], stream=stream
+        )
+
+    def domain(m: int, n: int, dtype) -> str | None:
+        tile_n = strided * threads * dtype.vector
+        if m % rows or n % tile_n:
+            return f"{m}x{n} is not a multiple of the ({rows},{tile_n}) tile and nothing is predicated"
+        return None
+
+    return launch, domain
+
+
+for _t, _r, _k in VARIANTS:
+    _launch, _domain = _variant(_t, _r, _k)
+    register(f"sweep_t{_t}_r{_r}_k{_k}", op="add", domain=_domain, vector_bytes=16)(_launch)
