@@ -58,9 +58,7 @@ class Figures:
 
     @property
     def median_error(self) -> float:
-        """Relative standard error of the run's median (robust sigma from the IQR)."""
-        sigma = self.spread_s / _IQR_PER_SIGMA / self.median_s
-        return _MEDIAN_EFFICIENCY * sigma / math.sqrt(self.samples)
+        return median_error(self.median_s, self.spread_s, self.samples)
 
     @classmethod
     def of(cls, record: dict) -> Figures:
@@ -69,6 +67,13 @@ class Figures:
 
 _MEDIAN_EFFICIENCY = 1.2533  # the median's standard error over the mean's, for normal noise
 _IQR_PER_SIGMA = 1.349
+
+
+def median_error(median_s: float, spread_s: float, samples: int) -> float:
+    """Relative standard error of a run's median (robust sigma from the IQR): what the gate
+    combines into a threshold, and what the bench timing samples down to."""
+    sigma = spread_s / _IQR_PER_SIGMA / median_s
+    return _MEDIAN_EFFICIENCY * sigma / math.sqrt(samples)
 _FIGURES = ("gbps", "median_s", "spread_s", "samples")
 
 

@@ -1,5 +1,7 @@
 """The access model's expectations on chosen cases: which operands the compiler may vectorise, and how much each thread moves."""
 
+from dataclasses import replace
+
 import pytest
 
 from fixtures.cases import access, matrix
@@ -9,9 +11,14 @@ from fixtures.cases.stages import STAGES
 
 pytestmark = pytest.mark.harness
 
+# a stage whose threads each hold 4 rows of one 16-byte vector (the tuned stage's shape before
+# it went to one row): its column-major run is 4 elements, shorter than a vector for most types
+FOUR_ROWS = replace(STAGES["tuned"], name="four_rows", tile=lambda d: (4, 2048),
+                    values_per_thread=lambda d: 4 * d.vector, rows_per_thread=4)
+
 
 def make_case(stage, dtype="fp16", align="align16", layout="static", shape=(128, 2048), family="aligned"):
-    return Case(STAGES[stage], DTYPES[dtype], align, layout, shape, family)
+    return Case(FOUR_ROWS if stage == "four_rows" else STAGES[stage], DTYPES[dtype], align, layout, shape, family)
 
 
 @pytest.mark.parametrize(
@@ -55,9 +62,11 @@ def test_naive_never_vectorizes(plan):
         pytest.param(make_case("vectorized"), 16, {16}, 16, False, id="vectorized-fp16"),
         pytest.param(make_case("tv"), 256, {16}, 16, False, id="tv-fp16-16x16B"),
         pytest.param(make_case("tv", dtype="fp64", align="natural"), 256, {8}, 8, False, id="tv-fp64-natural"),
-        pytest.param(make_case("tuned", layout="colmajor"), 64, {8}, 8, False, id="tuned-fp16-colmajor-4-rows-8B"),
-        pytest.param(make_case("tuned", dtype="i8", layout="colmajor"), 64, {4}, 4, False, id="tuned-i8-colmajor-4-rows-4B"),
-        pytest.param(make_case("tuned", dtype="fp32", layout="colmajor"), 64, {16}, 16, False, id="tuned-fp32-colmajor-16B"),
+        pytest.param(make_case("four_rows", layout="colmajor"), 64, {8}, 8, False, id="four-rows-fp16-colmajor-8B"),
+        pytest.param(make_case("four_rows", dtype="i8", layout="colmajor"), 64, {4}, 4, False, id="four-rows-i8-colmajor-4B"),
+        pytest.param(make_case("four_rows", dtype="fp32", layout="colmajor"), 64, {16}, 16, False, id="four-rows-fp32-colmajor-16B"),
+        pytest.param(make_case("tuned", layout="colmajor"), 16, {2}, 2, False, id="tuned-fp16-colmajor-one-row-elementwise"),
+        pytest.param(make_case("tuned", layout="compact"), 16, {16}, 16, False, id="tuned-fp16-compact-16B"),
         pytest.param(make_case("predicated", layout="bcast", shape=(1000, 1003), family="odd"), 256, {2, 16}, 2, True,
                      id="predicated-bcast-mixed-loads"),
     ],

@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.cases import matrix
-from fixtures.plugin.schedule import SignatureScheduling, scope_of
+from fixtures.plugin.schedule import SignatureScheduling, heaviest_first, scope_of
 
 pytestmark = pytest.mark.harness
 
@@ -85,3 +85,17 @@ def test_a_replacement_worker_still_collecting_waits_for_its_collection(pytestco
     scheduler.add_node_collection(late, collection)
     scheduler.schedule()
     assert sorted(first.sent + second.sent + late.sent, key=int) == [str(i) for i in range(8)]
+
+
+def test_units_go_out_heaviest_first():
+    """Canaries (no case id), then compiles by the values a thread holds, a predicated stage's
+    two paths counting twice; the unit of many shapes before a single case of the same weight."""
+    units = {
+        "fp64": {_nodeid("tv-fp64-align16-static-128x2048"): False},
+        "i8-predicated": {_nodeid("predicated-i8-align16-static-128x2048"): False},
+        "i8-tv": {_nodeid("tv-i8-align16-static-128x2048"): False},
+        "i8-tv-dynamic": {_nodeid(f"tv-i8-align16-dynamic-{s}"): False for s in ("128x2048", "256x2048")},
+        "canary": {"suites/gpu/test_known_faults.py::test_fault_canary": False},
+    }
+    order = [scope for scope, _ in sorted(units.items(), key=heaviest_first)]
+    assert order == ["canary", "i8-predicated", "i8-tv-dynamic", "i8-tv", "fp64"]

@@ -1,0 +1,40 @@
+"""The bench timing's stop rule: when a measurement has sampled enough (no GPU: samples are given)."""
+
+import random
+
+import pytest
+
+from fixtures.bandwidth.timing import StopRule, median_rel_error, rel_noise
+
+pytestmark = pytest.mark.harness
+
+RULE = StopRule(min_samples=20, min_time_s=0.05, max_noise=0.005, max_median_error=0.001, max_time_s=1.0)
+
+
+def _samples(n: int, noise: float, seed: int = 0) -> list[float]:
+    rng = random.Random(seed)
+    return [4e-6 * (1 + rng.gauss(0, noise)) for _ in range(n)]
+
+
+def test_quiet_samples_settle_once_there_are_enough_of_them_and_enough_gpu_time():
+    quiet = _samples(30, 0.001)
+    assert rel_noise(quiet) < RULE.max_noise
+    assert RULE.settled(quiet, gpu_time_s=0.06)
+    assert not RULE.settled(quiet[:10], gpu_time_s=0.06)
+    assert not RULE.settled(quiet, gpu_time_s=0.01)
+
+
+def test_samples_a_little_noisier_than_max_noise_settle_once_their_median_is_known():
+    """0.6% scatter never falls under 0.5% with more samples; 500 of them pin the median to 0.03%."""
+    noisy = _samples(500, 0.006)
+    assert rel_noise(noisy) > RULE.max_noise
+    assert median_rel_error(noisy) < RULE.max_median_error
+    assert RULE.settled(noisy, gpu_time_s=0.06)
+    assert not RULE.settled(noisy[:25], gpu_time_s=0.06)
+
+
+def test_scattered_samples_run_to_the_time_limit():
+    scattered = _samples(500, 0.05)
+    assert not RULE.settled(scattered, gpu_time_s=0.5)
+    assert not RULE.done(scattered, gpu_time_s=0.5, wall_s=0.9)
+    assert RULE.done(scattered, gpu_time_s=0.5, wall_s=1.0)
