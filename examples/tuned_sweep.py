@@ -8,17 +8,19 @@ Each variant ``sweep_{grid}_t{T}_r{R}_k{K}`` is a block of T threads over a (R, 
 elements in 16 bytes): every thread loads R rows x K vectors of each input, its K vectors T vectors
 apart along the row, before it adds. Tiles are walked row-first, by a 2-D grid (``2d``: blockIdx.x
 along N, blockIdx.y along M) or by the tutorial's remap of a 1-D grid (``rm``: a composition that
-costs integer divisions by the dynamic tile counts before the first load). Unpredicated, so each
-variant's domain is the shapes its tile divides.
+costs integer divisions by the dynamic tile counts before the first load). The 2-D variants run
+the tuned stage's kernel over their own tiling. Unpredicated, so each variant's domain is the
+shapes its tile divides.
 """
 
 import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 
-from fixtures.cases.geometry import VECTOR_BYTES
+from fixtures.cases.geometry import MAX_GRID_Y, VECTOR_BYTES
 from fixtures.dsl.kernels import register
 from fixtures.dsl.kernels._tiling import remap_blocks
+from fixtures.dsl.kernels.tuned import tuned_add_kernel
 
 # (grid, threads, rows, strided vectors per thread)
 VARIANTS = (
@@ -26,7 +28,6 @@ VARIANTS = (
     ("2d", 64, 1, 1), ("2d", 128, 1, 1), ("2d", 256, 1, 1), ("2d", 512, 1, 1), ("2d", 1024, 1, 1),
     ("2d", 128, 1, 2), ("2d", 256, 1, 2), ("2d", 128, 2, 1),
 )
-MAX_GRID_Y = 65535
 
 
 @cute.kernel
@@ -34,17 +35,6 @@ def _remapped_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tv_layou
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
     blk = ((None, None), bidx)
-    thr = (tidx, None)
-    a = cute.composition(gA[blk], tv_layout)[thr].load()
-    b = cute.composition(gB[blk], tv_layout)[thr].load()
-    cute.composition(gC[blk], tv_layout)[thr].store(a + b)
-
-
-@cute.kernel
-def _grid2d_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tv_layout: cute.Layout):
-    tidx, _, _ = cute.arch.thread_idx()
-    bidx, bidy, _ = cute.arch.block_idx()
-    blk = ((None, None), (bidy, bidx))
     thr = (tidx, None)
     a = cute.composition(gA[blk], tv_layout)[thr].load()
     b = cute.composition(gB[blk], tv_layout)[thr].load()
@@ -68,7 +58,7 @@ def _variant(grid: str, threads: int, rows: int, strided: int):
         else:
             gA, gB, gC = (cute.zipped_divide(t, tiler) for t in (mA, mB, mC))
             tiles_m, tiles_n = gC.shape[1]
-            _grid2d_kernel(gA, gB, gC, tv_layout).launch(grid=[tiles_n, tiles_m, 1], block=[threads, 1, 1], stream=stream)
+            tuned_add_kernel(gA, gB, gC, tv_layout).launch(grid=[tiles_n, tiles_m, 1], block=[threads, 1, 1], stream=stream)
 
     def domain(m: int, n: int, dtype) -> str | None:
         tile_n = strided * threads * dtype.vector

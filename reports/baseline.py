@@ -67,6 +67,7 @@ class Figures:
 
 _MEDIAN_EFFICIENCY = 1.2533  # the median's standard error over the mean's, for normal noise
 _IQR_PER_SIGMA = 1.349
+_FIGURES = ("gbps", "median_s", "spread_s", "samples")
 
 
 def median_error(median_s: float, spread_s: float, samples: int) -> float:
@@ -74,7 +75,6 @@ def median_error(median_s: float, spread_s: float, samples: int) -> float:
     combines into a threshold, and what the bench timing samples down to."""
     sigma = spread_s / _IQR_PER_SIGMA / median_s
     return _MEDIAN_EFFICIENCY * sigma / math.sqrt(samples)
-_FIGURES = ("gbps", "median_s", "spread_s", "samples")
 
 
 @dataclass(frozen=True)

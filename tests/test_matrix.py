@@ -1,8 +1,8 @@
 """The case matrix: readable unique ids, only cases a stage claims, and the coverage the plans promise."""
 
 import re
-from dataclasses import replace
 from collections import defaultdict
+from dataclasses import replace
 from itertools import permutations, product
 from pathlib import Path
 
