@@ -10,7 +10,6 @@ import torch
 
 from fixtures.bandwidth import figures as bandwidth
 from fixtures.bandwidth import measure as bench
-from fixtures.bandwidth import timing
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
 from fixtures.dsl import fill, runner
@@ -30,13 +29,6 @@ REFERENCES = [
     for shape in shapes
     for dtype in ARITHMETIC_DTYPES
 ]
-
-
-@pytest.fixture(scope="session")
-def bench_context() -> bench.Context:
-    rule, monitor = timing.StopRule(), timing.ThrottleMonitor()
-    ceiling = bandwidth.measure_ceiling(rule, monitor)
-    return bench.Context(rule, timing.L2Flush(), monitor, ceiling, bandwidth.spec_peak_gbps())
 
 
 @pytest.fixture(scope="session")
