@@ -1,10 +1,19 @@
-"""What the harness's own tests share: a throwaway copy of the project to run the plugin in."""
+"""What the harness's own tests share: a throwaway copy of the project to run the plugin in, and
+a synthetic stage."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from fixtures.cases.stages import STAGES
+
 ROOT = Path(__file__).resolve().parents[1]
+
+# a stage whose threads each hold 4 rows of one 16-byte vector (the tuned stage's shape before it
+# went to one row): its column-major run, 4 elements, is shorter than a vector for most types
+FOUR_ROWS = replace(STAGES["tuned"], name="four_rows", tile=lambda d: (4, 2048),
+                    values_per_thread=lambda d: 4 * d.vector, rows_per_thread=4)
 
 
 @pytest.fixture

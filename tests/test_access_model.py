@@ -1,20 +1,14 @@
 """The access model's expectations on chosen cases: which operands the compiler may vectorise, and how much each thread moves."""
 
-from dataclasses import replace
-
 import pytest
 
 from fixtures.cases import access, matrix
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
 from fixtures.cases.stages import STAGES
+from tests.conftest import FOUR_ROWS
 
 pytestmark = pytest.mark.harness
-
-# a stage whose threads each hold 4 rows of one 16-byte vector (the tuned stage's shape before
-# it went to one row): its column-major run is 4 elements, shorter than a vector for most types
-FOUR_ROWS = replace(STAGES["tuned"], name="four_rows", tile=lambda d: (4, 2048),
-                    values_per_thread=lambda d: 4 * d.vector, rows_per_thread=4)
 
 
 def make_case(stage, dtype="fp16", align="align16", layout="static", shape=(128, 2048), family="aligned"):

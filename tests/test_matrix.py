@@ -2,7 +2,6 @@
 
 import re
 from collections import defaultdict
-from dataclasses import replace
 from itertools import permutations, product
 from pathlib import Path
 
@@ -20,11 +19,12 @@ from fixtures.cases.matrix import (
     SHAPE_FAMILIES,
     Case,
 )
+from fixtures.cases.stages import STAGES
 from fixtures.dsl import compat
 from fixtures.plugin.params import case_params
+from tests.conftest import FOUR_ROWS
 
 DATA = Path(__file__).parent / "data"
-from fixtures.cases.stages import STAGES
 
 pytestmark = pytest.mark.harness
 
@@ -298,8 +298,7 @@ def test_aligned_rows_defect_predicts_vectors_where_the_pitch_is_unproven():
     assert not access.aligned_rows_change(make_case("tv", layout="static"))
     assert not access.aligned_rows_change(make_case("vectorized", layout="dynamic"))
     # a tile 4 rows high: 4 fp16 elements, 8 bytes, is what the defect assumes there
-    four_rows = replace(STAGES["tuned"], name="four_rows", tile=lambda d: (4, 2048), rows_per_thread=4)
-    assert access.access_widths(Case(four_rows, DTYPES["fp16"], "align16", "dynamic", (128, 2048), "aligned"),
+    assert access.access_widths(Case(FOUR_ROWS, DTYPES["fp16"], "align16", "dynamic", (128, 2048), "aligned"),
                                 aligned_rows=True) == {"a": 8, "b": 8, "c": 8}
     assert not access.aligned_rows_change(make_case("tuned", layout="dynamic"))
 
