@@ -1,8 +1,8 @@
 """Launch shapes for a plain elementwise add, each beside torch.add on the very same operand
 buffers: the sweep behind the ``tuned`` stage's shape (README, "What a launch costs").
 
-    python3 -m pytest suites/bench/test_tuned_vs_torch.py -m bench --require-gpu \
-        --stage-module examples.tuned_sweep -k "sweep_ or tuned" --bandwidth-baseline none
+    python3 -m pytest suites/bench/test_tuned_vs_torch.py -m bench --require-gpu \\
+        --stage-module examples.tuned_sweep --bandwidth-baseline none
 
 Each variant ``sweep_{grid}_t{T}_b{B}_r{R}_k{K}`` is a block of T x B threads over a (B*R, K*T*V)
 tile (V elements in 16 bytes): T threads side by side along a row, B such rows of threads, and
