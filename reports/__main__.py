@@ -1,4 +1,5 @@
-"""``python -m reports compare RUN_A RUN_B``, ``releases RUN...`` and ``merge RUN... --out DIR``: the reports' command line."""
+"""``python -m reports compare RUN_A RUN_B``, ``releases RUN...``, ``merge RUN... --out DIR`` and
+``forget BASELINE CASE_GLOB...``: the reports' command line."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import atomic, compare, merge, release_table, summary
+from reports import atomic, baseline, compare, merge, release_table, summary
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,6 +32,12 @@ def _parser() -> argparse.ArgumentParser:
     join.add_argument("--out", required=True, metavar="DIR", help="the merged report's folder")
     join.add_argument("--mixed-installs", action="store_true",
                       help="merge runs of different installs (DSL, torch) too, counting outcomes per install")
+    drop = commands.add_parser("forget", help="drop cases from a bandwidth baseline (judged new until re-measured)",
+                               description="Drop the cases matching any glob from every run of a baseline, atomically: "
+                                           "for figures that no longer mean what a run would measure (a stage's kernel "
+                                           "or its timing changed). They are judged new until starts re-measure them.")
+    drop.add_argument("baseline", type=Path, help="a baseline file (reports/baselines/*.json)")
+    drop.add_argument("cases", nargs="+", metavar="CASE_GLOB", help="case ids or fnmatch globs, e.g. 'tuned-*'")
     return parser
 
 
@@ -46,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
             merge.write(merged, out)
             print(f"{summary.verdict(merged)}\nmerged {len(args.runs)} runs into {out}")
             return 0 if merged.passed else 1
+        elif args.command == "forget":
+            dropped = baseline.forget(args.baseline, args.cases)
+            print(f"dropped {len(dropped)} cases from {args.baseline}: {' '.join(dropped)}")
         else:
             table = release_table.render([compare.load(path) for path in args.runs])
             if args.update:

@@ -15,6 +15,7 @@ from the same machine start replaces that start's run) and merges the benchmarks
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import re
@@ -267,3 +268,25 @@ def by_model(documents: list[dict]) -> list[tuple[dict, dict]]:
 
 def save(path: Path, document: dict) -> None:
     atomic.write_json(Path(path), document)
+
+
+def forget(path: Path, patterns: list[str]) -> list[str]:
+    """Drop the cases matching any of the globs ``patterns`` from every run of the baseline at
+    ``path``, and their benchmarks, atomically: for figures that no longer mean what this run
+    would measure (a stage's kernel changed, or how it is timed). They are judged ``new`` until
+    starts re-measure them. Returns the dropped case ids."""
+    loaded = load(path)
+    known = sorted({case for run in loaded.runs for case in run.cases})
+    dropped = [case for case in known if any(fnmatch.fnmatchcase(case, p) for p in patterns)]
+    if not dropped:
+        raise BaselineError(f"baseline {path}: no case matches {' '.join(patterns)}")
+    if len(dropped) == len(known):
+        raise BaselineError(f"baseline {path}: {' '.join(patterns)} matches every case; start it over with --replace")
+    gone = set(dropped)
+    document = loaded.document
+    document["benchmarks"] = [b for b in document["benchmarks"] if b["extra_info"]["case"] not in gone]
+    if RUNS_KEY in document:  # a file from before the runs list is its benchmarks alone
+        runs = [{**run, "cases": {c: r for c, r in run["cases"].items() if c not in gone}} for run in document[RUNS_KEY]]
+        document[RUNS_KEY] = [run for run in runs if run["cases"]]  # a run of dropped cases alone goes too
+    save(path, document)
+    return dropped

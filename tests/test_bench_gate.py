@@ -422,3 +422,38 @@ def test_feed_benchmark_reaches_pytest_benchmarks_json(pytester, monkeypatch):
     assert (stats["rounds"], stats["iterations"]) == (5, 1)
     assert (stats["min"], stats["median"], stats["max"]) == pytest.approx((1e-3, 3e-3, 5e-3))
     assert entry["extra_info"] == {"case": "naive-bf16", "gbps": 12.5}
+
+
+def test_forget_drops_cases_from_every_run_and_the_benchmarks(tmp_path):
+    """Dropped cases leave each run and the benchmarks; a run of dropped cases alone goes too."""
+    fp = install()
+    path = tmp_path / "b.json"
+    previous = None
+    for boot_id, records in (("start-1", (record(1.0, case="tuned-a"), record(2.0, case="b"))),
+                             ("start-2", (record(3.0, case="tuned-a"),))):
+        doc = document(fp, *records)
+        baseline.save(path, baseline.merge(doc, fp, previous, saved_run(doc, boot_id)))
+        previous = baseline.load(path)
+    assert baseline.forget(path, ["tuned-*", "nothing-*"]) == ["tuned-a"]
+    after = baseline.load(path)
+    assert [(r.boot_id, set(r.cases)) for r in after.runs] == [("start-1", {"b"})]
+    assert cases(after.document) == [("b", 2.0)]
+
+
+@pytest.mark.parametrize(("patterns", "reason"), [(["x-*"], "no case matches x-*"), (["*"], "matches every case")])
+def test_forget_refuses_in_one_line(tmp_path, patterns, reason):
+    path = write(tmp_path / "b.json", document(install(), record(1.0, case="a")))
+    before = path.read_text()
+    with pytest.raises(baseline.BaselineError, match=reason):
+        baseline.forget(path, patterns)
+    assert path.read_text() == before
+
+
+def test_forget_on_the_command_line(tmp_path, capsys):
+    from reports.__main__ import main
+
+    path = write(tmp_path / "b.json", document(install(), record(1.0, case="a"), record(2.0, case="b")))
+    assert main(["forget", str(path), "a"]) == 0
+    assert capsys.readouterr().out.startswith("dropped 1 cases from")
+    assert main(["forget", str(path), "zz"]) == 2
+    assert "no case matches zz" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from fixtures.bandwidth import timing
 @pytest.fixture(scope="session")
 def bench_context() -> bench.Context:
     rule, monitor = timing.StopRule(), timing.ThrottleMonitor()
+    timing.settle_graph_launches()
     ceiling = bandwidth.measure_ceiling(rule, monitor)
     return bench.Context(rule, timing.L2Flush(), monitor, ceiling, bandwidth.spec_peak_gbps())
 
