@@ -396,34 +396,6 @@ def test_save_refuses_to_replace_another_gpus_baseline(project, bench_usage_erro
     assert path.read_bytes() == before
 
 
-# --- fixtures/bench.py: pytest-benchmark's private _make_stats ----------------------------
-
-FED_MODULE = """
-from fixtures.bandwidth import measure as bench
-from fixtures.bandwidth import timing
-
-def test_fed(benchmark):
-    assert benchmark.enabled  # as in the bench tier, which skips a disabled fixture
-    bench.feed_benchmark(benchmark, timing.Measurement([3e-3, 1e-3, 2e-3, 5e-3, 4e-3]), {"case": "naive-bf16", "gbps": 12.5})
-"""
-
-
-def test_feed_benchmark_reaches_pytest_benchmarks_json(pytester, monkeypatch):
-    """GPU samples enter through ``benchmark._make_stats(1)``, a private API: a pytest-benchmark
-    release that changes it must fail here, not in a GPU job. xdist disables the fixture (and the
-    outer run may be a worker), so this is a nested session without xdist."""
-    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    pytester.makepyfile(test_fed=FED_MODULE)
-    out = pytester.path / "bench.json"
-    result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider", "--benchmark-json", str(out))
-    result.assert_outcomes(passed=1)
-    (entry,) = json.loads(out.read_text())["benchmarks"]
-    stats = entry["stats"]
-    assert (stats["rounds"], stats["iterations"]) == (5, 1)
-    assert (stats["min"], stats["median"], stats["max"]) == pytest.approx((1e-3, 3e-3, 5e-3))
-    assert entry["extra_info"] == {"case": "naive-bf16", "gbps": 12.5}
-
-
 def test_forget_drops_cases_from_every_run_and_the_benchmarks(tmp_path):
     """Dropped cases leave each run and the benchmarks; a run of dropped cases alone goes too."""
     fp = install()
@@ -457,3 +429,33 @@ def test_forget_on_the_command_line(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("dropped 1 cases from")
     assert main(["forget", str(path), "zz"]) == 2
     assert "no case matches zz" in capsys.readouterr().err
+
+
+# --- fixtures/bandwidth/measure.py: pytest-benchmark's private _make_stats and _mode ---------
+
+FED_MODULE = """
+from fixtures.bandwidth import measure as bench
+from fixtures.bandwidth import timing
+
+def test_fed(benchmark):
+    assert benchmark.enabled  # as in the bench tier, which skips a disabled fixture
+    bench.feed_benchmark(benchmark, timing.Measurement([3e-3, 1e-3, 2e-3, 5e-3, 4e-3]), {"case": "naive-bf16", "gbps": 12.5})
+"""
+
+
+def test_feed_benchmark_reaches_pytest_benchmarks_json(pytester, monkeypatch):
+    """GPU samples enter through ``benchmark._make_stats(1)`` and mark the fixture used
+    (``_mode``), private API: a pytest-benchmark release that changes either must fail here (no
+    stats, or a "fixture was not used" warning on every bench case), not in a GPU job. xdist disables the fixture (and the
+    outer run may be a worker), so this is a nested session without xdist."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    pytester.makepyfile(test_fed=FED_MODULE)
+    out = pytester.path / "bench.json"
+    result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider", "--benchmark-json", str(out))
+    result.assert_outcomes(passed=1, warnings=0)
+    (entry,) = json.loads(out.read_text())["benchmarks"]
+    stats = entry["stats"]
+    assert (stats["rounds"], stats["iterations"]) == (5, 1)
+    assert (stats["min"], stats["median"], stats["max"]) == pytest.approx((1e-3, 3e-3, 5e-3))
+    assert entry["extra_info"] == {"case": "naive-bf16", "gbps": 12.5}
+
