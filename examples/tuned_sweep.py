@@ -22,7 +22,7 @@ import cutlass.cute as cute
 from fixtures.cases.geometry import MAX_GRID_Y, VECTOR_BYTES
 from fixtures.dsl.kernels import register
 from fixtures.dsl.kernels._tiling import remap_blocks
-from fixtures.dsl.kernels.tuned import row_tv_layout, tuned_add_kernel
+from fixtures.dsl.kernels.tuned import row_tiling, tuned_add_kernel
 
 # (grid, threads along a row, rows of threads, rows per thread, strided vectors per thread)
 VARIANTS = (
@@ -69,8 +69,7 @@ def _variant(grid: str, threads: int, block_rows: int, rows: int, strided: int):
     @cute.jit
     def launch(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
         vector = VECTOR_BYTES * 8 // mA.element_type.width
-        tv_layout = row_tv_layout(vector, threads, block_rows, rows, strided)
-        tiler = (tile_m, strided * threads * vector)
+        tiler, tv_layout = row_tiling(vector, threads, block_rows, rows, strided)
         block = [threads * block_rows, 1, 1]
         if cutlass.const_expr(grid == "rm"):
             gA, gB, gC = (remap_blocks(cute.zipped_divide(t, tiler)) for t in (mA, mB, mC))

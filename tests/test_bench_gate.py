@@ -446,8 +446,9 @@ def test_fed(benchmark):
 def test_feed_benchmark_reaches_pytest_benchmarks_json(pytester, monkeypatch):
     """GPU samples enter through ``benchmark._make_stats(1)`` and mark the fixture used
     (``_mode``), private API: a pytest-benchmark release that changes either must fail here (no
-    stats, or a "fixture was not used" warning on every bench case), not in a GPU job. xdist disables the fixture (and the
-    outer run may be a worker), so this is a nested session without xdist."""
+    stats, or a "fixture was not used" warning on every bench case), not in a GPU job. xdist
+    disables the fixture (and the outer run may be a worker), so this is a nested session
+    without xdist."""
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makepyfile(test_fed=FED_MODULE)
     out = pytester.path / "bench.json"
@@ -458,4 +459,3 @@ def test_feed_benchmark_reaches_pytest_benchmarks_json(pytester, monkeypatch):
     assert (stats["rounds"], stats["iterations"]) == (5, 1)
     assert (stats["min"], stats["median"], stats["max"]) == pytest.approx((1e-3, 3e-3, 5e-3))
     assert entry["extra_info"] == {"case": "naive-bf16", "gbps": 12.5}
-

@@ -50,10 +50,10 @@ def test_keeps_up_with_torch_add(case, bench_context, bandwidth_benchmark, compi
         return lambda: torch.add(a, b, out=s.output)
 
     kernels = {"stage": bench.timed([s.launch for s in sets]), "torch_add": bench.timed([torch_add(s) for s in sets])}
+    rule, flush, monitor = bench_context.rule, bench_context.flush, bench_context.monitor
     measured = {name: [] for name in kernels}
     for _ in range(ROUNDS):
         for name, t in kernels.items():
-            rule, flush, monitor = bench_context.rule, bench_context.flush, bench_context.monitor
             measured[name].append(timing.measure(t.work, t.launches_per_sample, rule, flush, monitor))
     fastest = {name: min(ms, key=lambda m: m.median) for name, ms in measured.items()}
     gbps = {name: bandwidth.gbps(nbytes, m.median) for name, m in fastest.items()}
