@@ -44,9 +44,17 @@ def test_a_case_outside_the_plans_joins_the_unit_of_its_signature():
     assert scope_of(graph.format("static")) == scope_of(mixing.format("static")) != scope_of(graph.format("static").replace("256x", "128x"))
 
 
+def test_a_natural_and_an_offset_base_share_a_unit_and_align16_does_not():
+    """The DSL compiles against the alignment claim, never the pointer: an operand one element
+    past a 16-byte boundary claims what a naturally aligned one claims."""
+    natural, offset, align16 = (_nodeid(f"tv-fp16-{a}-strided-128x2048") for a in ("natural", "offset", "align16"))
+    assert scope_of(natural) == scope_of(offset) != scope_of(align16)
+
+
 @pytest.mark.parametrize("nodeid", ["tests/test_values.py::test_plain", "suites/host/test_dlpack.py::test_x[fp16]",
                                     "suites/gpu/test_dynamic_reuse.py::test_one_compile_serves_every_shape[tv_remap-fp16-align16-dynamic]",
-                                    "suites/gpu/test_x.py::test_y[nostage-fp16-align16-static-1x1]"])
+                                    "suites/gpu/test_x.py::test_y[nostage-fp16-align16-static-1x1]",
+                                    "suites/gpu/test_x.py::test_y[tv-fp16-align8-static-1x1]"])
 def test_a_test_that_is_no_matrix_case_is_a_unit_of_its_own(nodeid):
     assert scope_of(nodeid) == nodeid
 

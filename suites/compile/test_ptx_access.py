@@ -2,9 +2,12 @@
 global-memory accesses are as wide as the layout allows, and move exactly the bytes each
 thread owns (``fixtures.cases.access`` holds the rules and why)."""
 
+from dataclasses import replace
+
 import pytest
 
-from fixtures.cases import access, failures, limitations
+from fixtures.cases import access, failures, limitations, matrix
+from fixtures.dsl.compiler import Compiler
 from fixtures.plugin.params import case_params
 
 pytestmark = pytest.mark.compile
@@ -20,6 +23,16 @@ def test_ptx_access_widths_and_bytes(case, compile_on_host):
         check_accesses(case, accesses, access.expected(case, aligned_rows=True))
         raise failures.UnprovenAlignment(f"{case.id}: PTX has {accesses.describe()}: {limitation.reason}")
     check_accesses(case, accesses, access.expected(case))
+
+
+def test_an_offset_base_compiles_as_a_natural_one(compile_on_host):
+    """``Case.signature`` gives a natural and an offset base one compile: the DSL compiles
+    against the alignment claim (the element's own for both), never the pointer. A release
+    that read the pointer would make the offset cases' shared kernel wrong for them."""
+    natural = next(c for c in matrix.cases("compile") if c.id == "tv-fp16-natural-static-128x2048")
+    offset = replace(natural, align="offset")
+    assert natural.signature == offset.signature
+    assert Compiler().on_host(offset).ptx == compile_on_host(natural).ptx
 
 
 def check_accesses(case, accesses, want: access.Expected) -> None:
