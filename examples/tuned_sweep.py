@@ -12,7 +12,9 @@ blockIdx.y along M; the tuned stage's kernel over the variant's tiling), by the 
 of a 1-D grid (``rm``: a composition that costs integer divisions by the dynamic tile counts
 before the first load), or by the 2-D grid as a programmatic dependent launch (``pdl``: a block
 may start while the kernel before it finishes, and waits for it before its first load; what the
-gaps between launches cost). Unpredicated, so each variant's domain is the shapes its tile divides.
+gaps between launches cost), or by a 2-D grid of at most C blocks (``gsC``: C // tiles along N
+block rows, each striding over the row tiles; what starting and retiring blocks costs).
+Unpredicated, so each variant's domain is the shapes its tile divides.
 """
 
 import cuda.bindings.driver as cuda
@@ -33,6 +35,8 @@ VARIANTS = (
     ("2d", 256, 2, 1, 1), ("2d", 256, 4, 1, 1),
     ("2d", 64, 4, 1, 2), ("2d", 128, 2, 1, 2), ("2d", 128, 4, 1, 2), ("2d", 256, 4, 1, 2),
     ("pdl", 128, 1, 1, 1), ("pdl", 256, 1, 1, 1), ("pdl", 256, 4, 1, 1),
+    ("gs2112", 128, 1, 1, 1), ("gs2112", 128, 1, 1, 2), ("gs4224", 128, 1, 1, 1), ("gs4224", 128, 1, 1, 2),
+    ("gs8448", 128, 1, 1, 2), ("gs1056", 256, 1, 1, 1), ("gs2112", 256, 1, 1, 1),
 )
 
 
@@ -63,6 +67,21 @@ def _dependent_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tv_layo
     cute.composition(gC[blk], tv_layout)[thr].store(a + b)
 
 
+@cute.kernel
+def _grid_stride_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, tv_layout: cute.Layout):
+    """The 2-D kernel with fewer row blocks than row tiles: block row y adds tile rows y,
+    y + gridDim.y, ... (fewer blocks to start and retire for the same bytes)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, bidy, _ = cute.arch.block_idx()
+    _, grid_rows, _ = cute.arch.grid_dim()
+    thr = (tidx, None)
+    for row in cutlass.range(bidy, cute.size(gC, mode=[1, 0]), grid_rows):
+        blk = ((None, None), (row, bidx))
+        a = cute.composition(gA[blk], tv_layout)[thr].load()
+        b = cute.composition(gB[blk], tv_layout)[thr].load()
+        cute.composition(gC[blk], tv_layout)[thr].store(a + b)
+
+
 def _variant(grid: str, threads: int, block_rows: int, rows: int, strided: int):
     tile_m = block_rows * rows
 
@@ -77,7 +96,10 @@ def _variant(grid: str, threads: int, block_rows: int, rows: int, strided: int):
         else:
             gA, gB, gC = (cute.zipped_divide(t, tiler) for t in (mA, mB, mC))
             tiles_m, tiles_n = gC.shape[1]
-            if cutlass.const_expr(grid == "pdl"):
+            if cutlass.const_expr(grid.startswith("gs")):
+                grid_rows = cutlass.min(tiles_m, cutlass.max(int(grid[2:]) // tiles_n, 1))
+                _grid_stride_kernel(gA, gB, gC, tv_layout).launch(grid=[tiles_n, grid_rows, 1], block=block, stream=stream)
+            elif cutlass.const_expr(grid == "pdl"):
                 _dependent_kernel(gA, gB, gC, tv_layout).launch(
                     grid=[tiles_n, tiles_m, 1], block=block, stream=stream, use_pdl=True
                 )

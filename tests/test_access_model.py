@@ -87,5 +87,10 @@ def test_explain_names_vectors_element_width_and_paths():
         "16-byte vectors on [a,b,c], else 2-byte; 256 B per tensor per thread, 1 path"
     )
     assert access.expected(make_case("predicated", align="natural")).explain() == (
-        "16-byte vectors on [none], else 2-byte; 256 B per tensor per thread, 1-2 paths"
+        "16-byte vectors on [none], else 2-byte; 256 B per tensor per thread on the full-tile path, 2 B in the boundary loop"
     )
+    boundary_only = make_case("predicated", shape=(97, 101), family="odd")
+    assert access.expected(boundary_only).explain() == (
+        "16-byte vectors on [none], else 2-byte; the boundary loop only, 2 B per tensor"
+    )
+    assert access.expected(boundary_only).bytes_stored == 2
