@@ -110,7 +110,7 @@ def _variant(grid: str, threads: int, block_rows: int, rows: int, strided: int):
         tile_n = strided * threads * dtype.vector
         if m % tile_m or n % tile_n:
             return f"{m}x{n} is not a multiple of the ({tile_m},{tile_n}) tile and nothing is predicated"
-        if grid != "rm" and m // tile_m > MAX_GRID_Y:
+        if grid in ("2d", "pdl") and m // tile_m > MAX_GRID_Y:
             return f"{m // tile_m} row tiles exceed the grid's y extent ({MAX_GRID_Y})"
         return None
 
