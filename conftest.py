@@ -51,6 +51,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="import MODULE before collection so the stages it registers join the matrix (repeatable)",
     )
     group.addoption(
+        "--explore",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw N fresh cases a stage in the gpu tier's drawn search (default: the gate's fixed draws)",
+    )
+    group.addoption(
+        "--drawn-case",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="rerun exactly the drawn case ID (as a drawn failure prints it; repeatable)",
+    )
+    group.addoption(
         "--report-dir",
         default=None,
         help="where results.json, junit.xml and summary.md go (default: runs/<timestamp>)",
@@ -87,6 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         state.registered_stages = registered
+        state.explore, state.drawn_cases = startup.drawn_options(config.getoption("--explore"), config.getoption("--drawn-case"))
         if registered and not worker:
             # provided is loaded by pytest_plugins; its compiler keeps the start-up compile
             from fixtures.plugin.provided import process_compiler

@@ -29,6 +29,8 @@ class RunState:
     gpus: list[GpuRecord] = field(default_factory=list)  # the run's GPUs (all processes'), in pinning order
     pinned: GpuRecord | None = None  # this process's GPU; None without one
     outer_visible: str | None = None  # the controller's: CUDA_VISIBLE_DEVICES as the run started (what bench processes choose from)
+    explore: int | None = None  # --explore: drawn cases a stage, fresh each run (None: the gate's fixed draws)
+    drawn_cases: list[str] = field(default_factory=list)  # --drawn-case: ids of drawn cases to rerun exactly
     poisoned: tuple[str, str] | None = None  # (nodeid, CUDA error) of a fault that poisoned this process's context
 
     @property

@@ -77,8 +77,8 @@ def test_expected_widths_and_bytes(case, fragment_bytes, load_widths, store_widt
 
 def test_broadcast_input_flag_follows_layout():
     """Only the bcast layout lets an input be read fewer times than the output is written."""
-    assert access.expected(make_case("tv", layout="bcast")).broadcast_input is True
-    assert access.expected(make_case("tv", layout="static")).broadcast_input is False
+    assert access.expected(make_case("tv", layout="bcast")).broadcast_inputs == 1
+    assert access.expected(make_case("tv", layout="static")).broadcast_inputs == 0
 
 
 def test_explain_names_vectors_element_width_and_paths():

@@ -52,8 +52,9 @@ def check_accesses(case, accesses, want: access.Expected) -> None:
         assert loads == want.load_widths, seen
     assert accesses.bytes_stored() == want.bytes_stored, seen
 
-    if want.broadcast_input:
-        # the broadcast input's rows share addresses: read at least once, at most fully
-        assert accesses.bytes_stored() < accesses.bytes_loaded() <= 2 * accesses.bytes_stored(), seen
+    if want.broadcast_inputs:
+        # a broadcast input's rows (or columns) share addresses: read at least once, at most fully
+        full_inputs = 2 - want.broadcast_inputs
+        assert full_inputs * accesses.bytes_stored() < accesses.bytes_loaded() <= 2 * accesses.bytes_stored(), seen
     else:
         assert accesses.bytes_loaded() == 2 * accesses.bytes_stored(), seen

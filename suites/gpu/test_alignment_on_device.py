@@ -18,7 +18,7 @@ def test_dsl_refuses_a_false_alignment_claim_at_launch(compiler):
     lying = Case(STAGES["vectorized"], DTYPES["fp16"], "offset", "static", (128, 2048), "claims")
     placed = tensors.place_operands(lying, "cuda")
     aligned = tensors.place_operands(claiming, "cuda")
-    compiled = compiler.compile(claiming, *(tensors.to_cute(claiming, aligned[n].view) for n in "abc"))
+    compiled = compiler.compile(claiming, *(tensors.to_cute(claiming, aligned[n].view, n) for n in "abc"))
     operands = [from_dlpack(placed[n].view, assumed_align=16) for n in "abc"]
     with pytest.raises(RuntimeError, match="Tensor data pointer is not aligned to 16 bytes"):
         compiled.function(*operands, runner.current_stream())

@@ -26,7 +26,7 @@ def test_harness_refuses_a_false_alignment_claim(dtype_id):
     view = _offset_view(dtype_id)
     assert view.data_ptr() % 16 == DTYPES[dtype_id].bytes
     with pytest.raises(tensors.AlignmentClaimError, match=r"assumed_align=16 claimed for a base pointer \d+ bytes past"):
-        tensors.to_cute(claiming, view)
+        tensors.to_cute(claiming, view, "a")
 
 
 def test_dsl_checks_the_claim_only_when_the_pointer_is_materialised():

@@ -1,0 +1,108 @@
+"""Deliberately wrong kernels, one per input class the plan gained: each is exact on every case
+the plan drew before (operands laid out alike, out of place) and wrong only on its class, as a
+kernel author's ordinary bug would be. ``test_planted_classes.py`` proves the harness catches
+each one there and nowhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import cuda.bindings.driver as cuda
+import cutlass.cute as cute
+
+from fixtures.cases import matrix
+from fixtures.cases.matrix import Case
+from fixtures.cases.ops import ADD
+from fixtures.cases.stages import Stage
+from fixtures.dsl.kernels import bind
+
+THREADS = 256
+
+
+@cute.kernel
+def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    """One thread per element, by logical coordinate, bounds-checked: any shape, any layout."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * THREADS + tidx
+    m, n = gC.shape
+    if i < m * n:
+        gC[i // n, i % n] = gA[i // n, i % n] + gB[i // n, i % n]
+
+
+@cute.kernel
+def _copy_kernel(gX: cute.Tensor, gC: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * THREADS + tidx
+    m, n = gC.shape
+    if i < m * n:
+        gC[i // n, i % n] = gX[i // n, i % n]
+
+
+def _grid(mC: cute.Tensor):
+    m, n = mC.shape
+    return ((m * n + THREADS - 1) // THREADS, 1, 1)
+
+
+@cute.jit
+def a_through_c_layout(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+    """Reads A through C's layout ("the operands are laid out alike"): right whenever they are."""
+    gA = cute.make_tensor(mA.iterator, mC.layout)
+    _add_kernel(gA, mB, mC).launch(grid=_grid(mC), block=(THREADS, 1, 1), stream=stream)
+
+
+@cute.jit
+def staged_in_output(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+    """Copies A into C, then adds B into C in place (two launches): exact out of place and when C
+    is A, wrong when C is B (B is overwritten before it is read)."""
+    _copy_kernel(mA, mC).launch(grid=_grid(mC), block=(THREADS, 1, 1), stream=stream)
+    _add_kernel(mC, mB, mC).launch(grid=_grid(mC), block=(THREADS, 1, 1), stream=stream)
+
+
+@dataclass(frozen=True)
+class PlantedClass:
+    """A wrong stage, the id word of the class it is wrong on, and cases of that class where it
+    must be caught (the rest of the plan's classes must pass)."""
+
+    stage: Stage
+    word: str
+    caught: tuple[str, ...]  # ids, with ``{stage}`` for the stage's name
+    passes: tuple[str, ...]
+
+    def cases(self, ids: tuple[str, ...]) -> list[Case]:
+        """The cases ``ids`` name, run by this stage."""
+        return [dataclasses.replace(matrix.case_from_id(i.format(stage="naive")), stage=self.stage) for i in ids]
+
+
+def _planted(name: str, launch) -> Stage:
+    return bind(Stage(f"planted_{name}", ADD), launch)
+
+
+# the cases the plan drew before (laid out alike, out of place), every layout once, odd shapes among them
+BEFORE = (
+    "{stage}-fp16-align16-static-128x2048",
+    "{stage}-bf16-natural-dynamic-97x101",
+    "{stage}-fp32-align16-compact-1x4096",
+    "{stage}-i8-natural-colmajor-64x1003",
+    "{stage}-fp64-offset-strided-4096x1",
+    "{stage}-u8-natural-bcast-97x101",
+)
+
+PLANTED_CLASSES = (
+    PlantedClass(
+        _planted("a_through_c_layout", a_through_c_layout),
+        "a_colmajor",
+        caught=("{stage}-fp16-align16-static-a_colmajor-128x2048", "{stage}-i32-natural-dynamic-a_colmajor-97x101"),
+        passes=BEFORE + ("{stage}-fp16-align16-static-b_colmajor-128x2048", "{stage}-fp16-align16-static-c_is_b-97x101"),
+    ),
+    PlantedClass(
+        _planted("staged_in_output", staged_in_output),
+        "c_is_b",
+        caught=("{stage}-fp16-align16-static-c_is_b-97x101", "{stage}-i32-natural-dynamic-c_is_b-1000x1003"),
+        passes=BEFORE + ("{stage}-fp16-align16-static-c_is_a-97x101", "{stage}-fp16-align16-static-a_is_b-97x101",
+                         "{stage}-bf16-align16-dynamic-a_colmajor-b_rowbcast-c_strided-97x101"),
+    ),
+)
