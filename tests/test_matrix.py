@@ -1,6 +1,7 @@
 """The case matrix: readable unique ids, only cases a stage claims, and the coverage the plans promise."""
 
 import re
+from dataclasses import replace
 from collections import defaultdict
 from itertools import permutations, product
 from pathlib import Path
@@ -41,7 +42,9 @@ def _alternatives(words):
 
 ID = re.compile(
     rf"(?P<stage>{_alternatives(STAGES)})-(?P<dtype>{_alternatives(DTYPES)})"
-    rf"-(?P<align>{_alternatives(ALIGNMENTS)})-(?P<layout>{_alternatives(LAYOUTS)})-(?P<m>\d+)x(?P<n>\d+)"
+    rf"-(?P<align>{_alternatives(ALIGNMENTS)})-(?P<layout>{_alternatives(LAYOUTS)})"
+    rf"(?P<operands>(-[abc]_({_alternatives(matrix.OPERAND_LAYOUTS)}))*)(-(?P<alias>{_alternatives(matrix.ALIASES)}))?"
+    rf"-(?P<m>\d+)x(?P<n>\d+)"
 )
 
 
@@ -53,14 +56,18 @@ def test_ids_are_unique_and_read_stage_dtype_align_layout_shape(plan):
     for case in cases:
         parsed = ID.fullmatch(case.id)
         assert parsed, case.id
+        own = "".join(f"-{op}_{kind}" for op, kind in zip("abc", case.operands or ()) if kind != "rowmajor")
         assert parsed.groupdict() == {
             "stage": case.stage.name,
             "dtype": case.dtype.id,
             "align": case.align,
             "layout": case.layout,
+            "operands": own,
+            "alias": case.alias,
             "m": str(case.shape[0]),
             "n": str(case.shape[1]),
         }
+        assert matrix.case_from_id(case.id).signature == case.signature
 
 
 def test_gpu_plan_ids_as_reports_spell_them():
@@ -165,6 +172,9 @@ def test_shared_signatures_differ_only_in_dynamic_shape_or_an_unclaimed_offset(p
     shared = [g for g in groups.values() if len(g) > 1]
     assert shared, "the gpu and compile plans both have dynamic layouts over several shapes"
     for group in shared:
+        group = [c for c in group if not c.alias]  # the DSL never sees aliasing: checked below
+        if len(group) < 2:
+            continue
         assert len({(c.stage.name, c.dtype.id, c.alignment.assumed_align, c.layout) for c in group}) == 1
         assert len({(c.align, c.shape) for c in group}) == len(group)
         if group[0].shape_is_static:
@@ -180,7 +190,8 @@ def test_compile_plan_covers_every_stage_dtype_alignment_layout():
 
 def test_compile_plan_has_the_predicated_boundary_shape():
     """The predicated stage's boundary path is only compiled on a shape no tile divides."""
-    boundary = [c for c in matrix.cases("compile") if c.stage.name == "predicated" and c.shape == (1000, 1003)]
+    boundary = [c for c in matrix.cases("compile")
+                if c.stage.name == "predicated" and c.shape == (1000, 1003) and not c.operands]
     assert len(boundary) == len(ARITHMETIC_DTYPES) * len(ALIGNMENTS) * len(LAYOUTS)
 
 
@@ -284,8 +295,65 @@ def test_aligned_rows_faults_match_the_h100_run_of_4_5_3(monkeypatch):
     recorded = (DATA / "h100_dsl4.5.3_misaligned_address.txt").read_text().split("\n")
     # the tuned stage of that run had 4-row tiles; its one-row tiles since give the defect no row to misalign
     faulted = {line for line in recorded if line and not line.startswith(("#", "tuned-"))}
-    covered = {c.id for c in matrix.cases("gpu") if (lim := limitations.known(c, "gpu")) and lim.fails_as == "misaligned_address"}
+    covered = {c.id for c in matrix.cases("gpu") if (lim := limitations.known(c, "gpu")) and lim.fails_as == "misaligned_address"
+               and not (c.operands or c.alias)}  # that run had neither
     assert covered == faulted
+
+
+def test_in_place_cases_share_the_compile_of_an_out_of_place_case():
+    """The DSL never sees aliasing: every in-place case's signature is one the plan compiles anyway."""
+    cases = matrix.cases("gpu")
+    out_of_place = {c.signature for c in cases if not c.alias}
+    in_place = [c for c in cases if c.alias]
+    assert {c.alias for c in in_place} == set(matrix.ALIASES)
+    assert [c.id for c in in_place if c.signature not in out_of_place] == []
+
+
+def test_every_stage_claiming_aliasing_gets_every_alias_in_every_dtype():
+    covered = {(c.stage.name, c.dtype.id, c.alias) for c in matrix.cases("gpu") if c.alias}
+    assert covered == set(product(STAGES, ARITHMETIC_DTYPES, matrix.ALIASES))
+
+
+def test_a_stage_that_does_not_claim_aliasing_gets_no_in_place_case():
+    stage = replace(STAGES["predicated"], aliasing=False)
+    case = Case(stage, DTYPES["fp16"], "align16", "static", (97, 101), "odd", alias="c_is_a")
+    assert "does not claim in-place calls" in matrix.outside_domain(case)
+
+
+def test_operand_layouts_meet_pairwise_in_every_stage():
+    """The covering design's promise: per stage, every two of (dtype, A's layout, B's, C's, mode) meet."""
+    rows = matrix.OperandPlan.design()
+    for i, j in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (1, 4), (2, 4), (3, 4), (0, 4)):
+        levels = [sorted({r[i] for r in rows}), sorted({r[j] for r in rows})]
+        assert {(r[i], r[j]) for r in rows} == set(product(*levels)), (i, j)
+    for stage in STAGES:
+        triples = {(c.operand_layout("a"), c.operand_layout("b"), c.operand_layout("c"), c.mode)
+                   for c in matrix.cases("gpu") if c.stage.name == stage and not c.alias}
+        assert {(a, c) for a, _, c, _ in triples} >= set(product(matrix.OPERAND_LAYOUTS, ("rowmajor", "colmajor", "strided", "offset"))), stage
+
+
+def test_mixed_case_keeps_the_layout_axis_id_where_the_triple_is_one_of_its_layouts():
+    stage, fp16 = STAGES["tv"], DTYPES["fp16"]
+    assert matrix.mixed_case(stage, fp16, "align16", "static", ("rowmajor", "rowbcast", "rowmajor"), (128, 2048), "x").id == \
+        "tv-fp16-align16-bcast-128x2048"
+    assert matrix.mixed_case(stage, fp16, "align16", "dynamic", ("rowmajor",) * 3, (128, 2048), "x").id == \
+        "tv-fp16-align16-dynamic-128x2048"
+    assert matrix.mixed_case(stage, fp16, "align16", "dynamic", ("colmajor",) * 3, (128, 2048), "x").id == \
+        "tv-fp16-align16-dynamic-a_colmajor-b_colmajor-c_colmajor-128x2048"
+
+
+@pytest.mark.parametrize("text", ["tv-fp16-align16-static-c_is_x-1x1", "tv-fp16-align16-colmajor-a_strided-1x1",
+                                  "tv-fp16-align16-static-a_colmajor-a_colmajor-1x1", "nope", "tv-fp16-align16-static-1"])
+def test_case_from_id_refuses_what_names_no_case(text):
+    assert matrix.case_from_id(text) is None
+
+
+def test_each_operand_gets_its_own_strides_offset_and_claim():
+    case = Case(STAGES["tv"], DTYPES["fp16"], "align16", "static", (97, 101), "odd", ("offset", "colbcast", "colmajor"))
+    assert [case.strides(op) for op in "abc"] == [(101, 1), (1, 0), (1, 97)]
+    assert [case.base_offset(op) for op in "abc"] == [1, 0, 0]
+    assert [case.assumed_align(op) for op in "abc"] == [None, 16, 16]
+    assert set(case.keywords) >= {"mixed", "odd", "add"}
 
 
 def test_aligned_rows_defect_predicts_vectors_where_the_pitch_is_unproven():

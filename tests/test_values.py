@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from fixtures.cases import matrix
+from fixtures.cases.matrix import Case
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.stages import STAGES
 from fixtures.cases.values import EDGE_PAIRS, FLOAT_POISON
@@ -118,3 +119,23 @@ def test_a_single_element_gets_the_pair_its_seed_picks(layout):
         for seed in range(len(EDGE_PAIRS["fp32"]))
     }
     assert picked == set(range(len(EDGE_PAIRS["fp32"])))
+
+
+def test_in_place_operands_share_one_placement_and_broadcasts_are_stored_once():
+    """``c_is_a``: C is A's very tensor (one buffer, one guard band); a column broadcast is an
+    (M, 1) column expanded, stride (1, 0)."""
+    case = Case(STAGES["predicated"], DTYPES["fp16"], "align16", "static", (97, 101), "odd",
+                ("rowmajor", "colbcast", "rowmajor"), alias="c_is_a")
+    placed = tensors.place_operands(case, "cpu")
+    assert placed["c"] is placed["a"]
+    assert placed["b"].view.stride() == (1, 0) and placed["b"].distinct().shape == (97, 1)
+
+
+def test_an_in_place_output_counts_as_unwritten_where_it_still_holds_its_input():
+    """The poison of an output that starts as an input is that input: an element the kernel never
+    wrote still holds it, unless the expected result equals it (then nothing can tell)."""
+    before = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float16)
+    prior = fill.Prior(before)
+    got = torch.tensor([5.0, 2.0, 3.0], dtype=torch.float16)  # element 1 and 2 never written
+    expected = torch.tensor([5.0, 7.0, 3.0], dtype=torch.float16)  # element 2's result equals its input
+    assert (prior.held_by(got) & ~prior.held_by(expected)).tolist() == [False, True, False]
