@@ -59,6 +59,9 @@ def leftovers(project) -> list[str]:
                      id="stage-signature"),
         pytest.param(("--stage-module", "not_jit"),
                      "ERROR: stage 'not_jit' does not compile (not_jit-fp16-", id="stage-not-jit"),
+        pytest.param(("--explore", "0"), "ERROR: --explore 0: draw at least one case a stage", id="explore-zero"),
+        pytest.param(("--drawn-case", "tv-fp16-align16-static-c_is_x-1x1"),
+                     "ERROR: --drawn-case tv-fp16-align16-static-c_is_x-1x1: names no case", id="drawn-case-unknown"),
     ],
 )
 def test_bad_input_is_one_line_at_start_and_leaves_nothing(project, usage_error, args, expected):
