@@ -12,7 +12,7 @@ def _nodeid(case_id: str) -> str:
 
 
 def test_every_case_of_one_signature_shares_a_unit_and_no_other_does():
-    cases = matrix.cases("gpu")
+    cases = [c for c in matrix.cases("gpu") if not matrix.is_large(c)]
     units: dict[str, set] = {}
     for case in cases:
         units.setdefault(scope_of(_nodeid(case.id)), set()).add(case.signature)
@@ -22,7 +22,7 @@ def test_every_case_of_one_signature_shares_a_unit_and_no_other_does():
 
 def test_a_dynamic_layout_puts_its_shapes_in_one_unit_and_a_static_one_does_not():
     dynamic = {c.id for c in matrix.cases("gpu") if c.stage.name == "predicated" and c.dtype.id == "fp16"
-               and c.align == "align16" and c.layout == "dynamic" and not (c.operands or c.alias)}
+               and c.align == "align16" and c.layout == "dynamic" and not (c.operands or c.alias or matrix.is_large(c))}
     static = {i.replace("-dynamic-", "-static-") for i in dynamic}
     assert len(dynamic) > 1
     assert len({scope_of(_nodeid(i)) for i in dynamic}) == 1
@@ -93,6 +93,13 @@ def test_a_replacement_worker_still_collecting_waits_for_its_collection(pytestco
     scheduler.add_node_collection(late, collection)
     scheduler.schedule()
     assert sorted(first.sent + second.sent + late.sent, key=int) == [str(i) for i in range(8)]
+
+
+def test_every_large_case_is_in_one_unit_planted_ones_too():
+    """One worker runs the large cases one after another: none competes with another for memory."""
+    large = [c.id for c in matrix.cases("gpu") if matrix.is_large(c)]
+    assert large and {scope_of(_nodeid(i)) for i in large} == {"large"}
+    assert scope_of(_nodeid("planted_flat_int32_index-i8-align16-static-32832x65536")) == "large"
 
 
 def test_units_go_out_heaviest_first():
