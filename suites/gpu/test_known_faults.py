@@ -7,7 +7,8 @@ from fixtures.plugin import canary
 
 pytestmark = pytest.mark.gpu
 
-FAULT_TEXT = {"misaligned_address": "misaligned address"}  # what CUDA says, per Limitation.fails_as
+# what CUDA says, per Limitation.fails_as
+FAULT_TEXT = {"misaligned_address": "misaligned address", "illegal_address": "illegal memory access"}
 
 
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
