@@ -7,8 +7,11 @@ from fixtures.plugin import canary
 
 pytestmark = pytest.mark.gpu
 
-# what CUDA says, per Limitation.fails_as
-FAULT_TEXT = {"misaligned_address": "misaligned address", "illegal_address": "illegal memory access"}
+# what CUDA (or, for a write outside the tensors that did not fault, the harness) says, per Limitation.fails_as
+FAULT_TEXT = {
+    "misaligned_address": ("misaligned address",),
+    "wild_write": ("illegal memory access", "out-of-bounds write", "was modified by the kernel"),
+}
 
 
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
@@ -18,4 +21,4 @@ def test_known_fault_still_faults(case, limitation):
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, f"{case.id} conforms: this release no longer has '{limitation.reason}'; narrow its releases"
     expected = FAULT_TEXT[limitation.fails_as]
-    assert expected in output, f"{case.id} failed, but not with '{expected}':\n{output[-1500:]}"
+    assert any(text in output for text in expected), f"{case.id} failed, but not with any of {expected}:\n{output[-1500:]}"
