@@ -125,10 +125,13 @@ def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | N
         state.gpus = gpus.select(gpus.visible(state.outer_visible), wanted, state.outer_visible)
         if state.gpus and not bench_phase.is_serial_phase(config):
             from fixtures.bandwidth.figures import most_held
-            from fixtures.cases.matrix import large_case_bytes, largest_operand_bytes
+            from fixtures.cases.matrix import device_bytes, large_cases, largest_operand_bytes
 
             workers = getattr(config.option, "numprocesses", None) or 1
-            gpus.check_free(state.gpus, workers, most_held(largest_operand_bytes()), large_case_bytes())
+            stages_module = config.rootpath / "suites" / "gpu" / "test_stages.py"
+            selected = startup.selected_by_options(large_cases(), config.getoption("keyword"), config.getoption("markexpr"),
+                                                   config.args, stages_module)
+            gpus.check_free(state.gpus, workers, most_held(largest_operand_bytes()), tuple(device_bytes(c) for c in selected))
     state.pinned = gpus.for_worker(state.gpus, getattr(config, "workerinput", {}).get("workerid"))
     if state.pinned is not None:
         settings.pin_gpu(state.pinned.uuid)

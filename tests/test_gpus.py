@@ -200,3 +200,19 @@ def test_bench_cases_are_dealt_out_over_the_gpus(runner, project, tmp_path):
                                  "*bench phase on gpu 1 (NVIDIA H100 80GB HBM3): 2 cases*"])
     cases = json.loads((tmp_path / "report" / "results.json").read_text())["cases"]
     assert [c["gpu"] for c in cases] == ["GPU-fake-0", "GPU-fake-1", "GPU-fake-0", "GPU-fake-1"]
+
+
+def test_the_busy_check_counts_only_the_large_cases_a_run_may_select():
+    """A run that cannot collect the gpu tier's large cases (another file, ``-k`` or ``-m`` that
+    excludes them) is not held to their memory at start."""
+    from pathlib import Path
+
+    from fixtures.cases import matrix
+    from fixtures.plugin.startup import selected_by_options
+
+    large, module = matrix.large_cases(), Path("suites/gpu/test_stages.py").resolve()
+    assert len(selected_by_options(large, "", "", ["suites"], module)) == len(large)
+    assert selected_by_options(large, "", "", ["test_drill.py"], module) == []
+    assert selected_by_options(large, "not large", "", ["suites"], module) == []
+    assert selected_by_options(large, "", "bench", ["suites"], module) == []
+    assert {c.dtype.id for c in selected_by_options(large, "large and fp16", "gpu", ["suites"], module)} == {"fp16"}
