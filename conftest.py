@@ -84,6 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
             arch_mod.validate(requested)
         bench_options = bench_plugin.parse_options(config)
         wanted = gpus.parse(config.getoption("--gpus"))
+        state.explore = startup.explore_option(config.getoption("--explore"))
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
         _pin(config, state, wanted)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
@@ -101,7 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         state.registered_stages = registered
-        state.explore, state.drawn_cases = startup.drawn_options(config.getoption("--explore"), config.getoption("--drawn-case"))
+        state.drawn_cases = startup.drawn_case_option(config.getoption("--drawn-case"))
         if registered and not worker:
             # provided is loaded by pytest_plugins; its compiler keeps the start-up compile
             from fixtures.plugin.provided import process_compiler

@@ -4,7 +4,8 @@
     python3 -m pytest suites -m "gpu or bench" --require-gpu --stage-module examples.my_stages -k my_
 
 ``register`` adds a stage to the matrix (ids ``my_add-<dtype>-<align>-<layout>-MxN``); its
-domain says which shapes it handles (``my_add``: all of them, thanks to the bounds check).
+domain says which shapes it handles (``my_add``: all of them below 2**31 elements, thanks to the
+bounds check; past that its flat Int32 index wraps).
 """
 
 import cuda.bindings.driver as cuda
@@ -25,7 +26,14 @@ def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
         gC[i // n, i % n] = gA[i // n, i % n] + gB[i // n, i % n]
 
 
-@register("my_add", op="add")
+def _int32_index(m: int, n: int, dtype) -> str | None:
+    """The domain of a kernel indexing elements by a flat Int32: fewer than 2**31 of them."""
+    if m * n >= 2**31:
+        return f"{m * n} elements: the flat Int32 index wraps past 2**31"
+    return None
+
+
+@register("my_add", op="add", domain=_int32_index)
 @cute.jit
 def my_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
     m, n = mC.shape
@@ -33,10 +41,11 @@ def my_add(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstr
 
 
 def _whole_vectors(m: int, n: int, dtype) -> str | None:
-    """The domain of a kernel without a bounds check: whole 16-byte vectors, whole blocks."""
+    """The domain of a kernel without a bounds check: whole 16-byte vectors, whole blocks, and
+    (its static offsets being Int32 in the DSL) fewer than 2**31 elements."""
     if n % dtype.vector or (m * n // dtype.vector) % THREADS:
         return f"{m}x{n} is not whole {dtype.vector}-element vectors in whole {THREADS}-thread blocks"
-    return None
+    return _int32_index(m, n, dtype)
 
 
 # A kernel that means to move 16 bytes per access, saying so: the compile tier then asserts that

@@ -322,7 +322,7 @@ def test_a_stage_that_does_not_claim_aliasing_gets_no_in_place_case():
 
 def test_operand_layouts_meet_pairwise_in_every_stage():
     """The covering design's promise: per stage, every two of (dtype, A's layout, B's, C's, mode) meet."""
-    rows = matrix.OperandPlan.design()
+    rows = matrix.OperandPlan().design()
     for i, j in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (1, 4), (2, 4), (3, 4), (0, 4)):
         levels = [sorted({r[i] for r in rows}), sorted({r[j] for r in rows})]
         assert {(r[i], r[j]) for r in rows} == set(product(*levels)), (i, j)

@@ -119,6 +119,7 @@ IMPORT_PROBE = (
         pytest.param(("--bandwidth-baseline=bad_baseline.json",), id="baseline-file"),
         pytest.param(("--gpus=0,x",), id="gpus-malformed"),
         pytest.param(("--gpus=7",), id="gpus-not-visible"),
+        pytest.param(("--explore=0",), id="explore"),
     ],
 )
 def test_a_usage_error_comes_before_torch_and_the_dsl_load(project, usage_error, args):

@@ -1,7 +1,7 @@
 """Deliberately wrong kernels, one per input class the plan gained: each is exact on every case
-the plan drew before (operands laid out alike, out of place) and wrong only on its class, as a
-kernel author's ordinary bug would be. ``test_planted_classes.py`` proves the harness catches
-each one there and nowhere else.
+the plan drew before (operands laid out alike, out of place, below 32-bit limits) and wrong only
+on its class, as a kernel author's ordinary bug would be. ``test_planted_classes.py`` and
+``test_planted_large.py`` prove the harness catches each one there and nowhere else.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ THREADS = 256
 
 @cute.kernel
 def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
-    """One thread per element, by logical coordinate, bounds-checked: any shape, any layout."""
+    """One thread per element, by logical coordinate, bounds-checked: any shape, any layout, up
+    to 2**31 elements (the flat index is Int32)."""
     tidx, _, _ = cute.arch.thread_idx()
     bidx, _, _ = cute.arch.block_idx()
     i = bidx * THREADS + tidx
@@ -60,6 +61,29 @@ def staged_in_output(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: 
     is A, wrong when C is B (B is overwritten before it is read)."""
     _copy_kernel(mA, mC).launch(grid=_grid(mC), block=(THREADS, 1, 1), stream=stream)
     _add_kernel(mC, mB, mC).launch(grid=_grid(mC), block=(THREADS, 1, 1), stream=stream)
+
+
+@cute.jit
+def flat_int32_index(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+    """A flat Int32 element index: it wraps past 2**31 elements."""
+    _add_kernel(mA, mB, mC).launch(grid=_grid(mC), block=(THREADS, 1, 1), stream=stream)
+
+
+@cute.kernel
+def _row_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    """Row ``blockIdx.y``, columns ``blockIdx.x * THREADS + threadIdx.x``."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, bidy, _ = cute.arch.block_idx()
+    j = bidx * THREADS + tidx
+    if j < gC.shape[1]:
+        gC[bidy, j] = gA[bidy, j] + gB[bidy, j]
+
+
+@cute.jit
+def rows_on_grid_y(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+    """Rows on ``gridDim.y``, which caps at 65,535."""
+    m, n = mC.shape
+    _row_kernel(mA, mB, mC).launch(grid=((n + THREADS - 1) // THREADS, m, 1), block=(THREADS, 1, 1), stream=stream)
 
 
 @dataclass(frozen=True)
@@ -105,4 +129,12 @@ PLANTED_CLASSES = (
         passes=BEFORE + ("{stage}-fp16-align16-static-c_is_a-97x101", "{stage}-fp16-align16-static-a_is_b-97x101",
                          "{stage}-bf16-align16-dynamic-a_colmajor-b_rowbcast-c_strided-97x101"),
     ),
+)
+
+# past the 32-bit limits: the word is the large shape that crosses each one
+PLANTED_LARGE = (
+    PlantedClass(_planted("flat_int32_index", flat_int32_index), "32832x65536",
+                 caught=("{stage}-i8-align16-static-32832x65536",), passes=BEFORE),
+    PlantedClass(_planted("rows_on_grid_y", rows_on_grid_y), "65600x1024",
+                 caught=("{stage}-fp16-align16-static-65600x1024",), passes=BEFORE),
 )
