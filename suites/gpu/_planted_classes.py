@@ -1,7 +1,8 @@
 """Deliberately wrong kernels, one per input class the plan gained: each is exact on every case
 the plan drew before (operands laid out alike, out of place, below 32-bit limits) and wrong only
-on its class, as a kernel author's ordinary bug would be. ``test_planted_classes.py`` and
-``test_planted_large.py`` prove the harness catches each one there and nowhere else.
+on its class, as a kernel author's ordinary bug would be. ``test_planted_classes.py``,
+``test_planted_large.py`` and ``test_planted_empty.py`` prove the harness catches each one there
+and nowhere else.
 """
 
 from __future__ import annotations
@@ -86,6 +87,29 @@ def rows_on_grid_y(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cu
     _row_kernel(mA, mB, mC).launch(grid=((n + THREADS - 1) // THREADS, m, 1), block=(THREADS, 1, 1), stream=stream)
 
 
+@cute.kernel
+def _first_element_peeled_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    """Element (0, 0) by thread 0 unchecked ("every tensor has a first element"), the rest one
+    thread each, bounds-checked."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * THREADS + tidx
+    m, n = gC.shape
+    if i == 0:
+        gC[0, 0] = gA[0, 0] + gB[0, 0]
+    if i > 0:
+        if i < m * n:
+            gC[i // n, i % n] = gA[i // n, i % n] + gB[i // n, i % n]
+
+
+@cute.jit
+def first_element_peeled(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+    """One block more than the whole blocks (never an empty grid), and element (0, 0) written
+    unchecked: exact on every tensor that has one, a write past an empty one."""
+    m, n = mC.shape
+    _first_element_peeled_kernel(mA, mB, mC).launch(grid=(m * n // THREADS + 1, 1, 1), block=(THREADS, 1, 1), stream=stream)
+
+
 @dataclass(frozen=True)
 class PlantedClass:
     """A wrong stage, the id word of the class it is wrong on, and cases of that class where it
@@ -137,4 +161,11 @@ PLANTED_LARGE = (
                  caught=("{stage}-i8-align16-static-32832x65536",), passes=BEFORE),
     PlantedClass(_planted("rows_on_grid_y", rows_on_grid_y), "65600x1024",
                  caught=("{stage}-fp16-align16-static-65600x1024",), passes=BEFORE),
+)
+
+# empty tensors (a dynamic layout: a static empty one is refused before launch by most kernels)
+PLANTED_EMPTY = PlantedClass(
+    _planted("first_element_peeled", first_element_peeled), "empty",
+    caught=("{stage}-fp16-align16-dynamic-0x2048", "{stage}-fp16-align16-dynamic-128x0", "{stage}-fp16-align16-dynamic-0x0"),
+    passes=BEFORE + ("{stage}-fp16-align16-dynamic-1x1",),
 )

@@ -1,5 +1,5 @@
-"""Known kernel faults: one canary per limitation whose kernels fault, run in a subprocess that
-must fail with that fault (``fixtures.plugin.canary`` says why)."""
+"""Known kernel faults and launch crashes: one canary per limitation whose launches fault or kill
+the process, run in a subprocess that must fail that way (``fixtures.plugin.canary`` says why)."""
 
 import pytest
 
@@ -22,3 +22,12 @@ def test_known_fault_still_faults(case, limitation):
     assert proc.returncode != 0, f"{case.id} conforms: this release no longer has '{limitation.reason}'; narrow its releases"
     expected = FAULT_TEXT[limitation.fails_as]
     assert any(text in output for text in expected), f"{case.id} failed, but not with any of {expected}:\n{output[-1500:]}"
+
+
+@pytest.mark.timeout(canary.TIMEOUT_S + 30)
+@pytest.mark.parametrize(("case", "limitation"), canary.params("gpu", ("launch_crash",), "no known crash at launch in this release"))
+def test_known_launch_crash_still_crashes(case, limitation):
+    proc = canary.run_alone("run_one", "gpu", case)
+    tail = (proc.stdout + proc.stderr)[-1500:]
+    assert proc.returncode != 0, f"{case.id} conforms: this release no longer has '{limitation.reason}'; narrow its releases"
+    assert proc.returncode < 0, f"{case.id} failed without crashing (exit {proc.returncode}), not as '{limitation.reason}':\n{tail}"
