@@ -244,14 +244,15 @@ def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan
         if fails_as == "crash":
             assert mark.name == "skip" and "test_known_crashes.py" in mark.kwargs["reason"]
             continue
-        if fails_as in ("misaligned_address", "wild_write"):
+        if fails_as in ("misaligned_address", "wild_write", "launch_crash"):
             assert mark.name == "skip" and "test_known_faults.py" in mark.kwargs["reason"]
             continue
         assert mark.name == "xfail"
         assert mark.kwargs["strict"] is True
         expected = {"wrong_result": ConformanceError, "dsl_error": compat.resolve("DSLBaseError"),
-                    "unproven_alignment": failures.UnprovenAlignment, "type_error": TypeError}[fails_as]
-        assert mark.kwargs["raises"] is expected
+                    "unproven_alignment": failures.UnprovenAlignment, "type_error": TypeError,
+                    "ir_refused": (compat.resolve("MLIRError"), ValueError), "layout_refused": RuntimeError}[fails_as]
+        assert mark.kwargs["raises"] == expected
     assert [p.id for p in params if p.marks and not limitations.known(p.values[0], plan)] == []
 
 

@@ -163,9 +163,19 @@ PLANTED_LARGE = (
                  caught=("{stage}-fp16-align16-static-65600x1024",), passes=BEFORE),
 )
 
-# empty tensors (a dynamic layout: a static empty one is refused before launch by most kernels)
+# empty tensors (a dynamic layout: a static empty one is refused before launch by most kernels);
+# an empty tensor's pointer is null (torch's data_ptr and its DLPack capsule), so the write faults
 PLANTED_EMPTY = PlantedClass(
     _planted("first_element_peeled", first_element_peeled), "empty",
     caught=("{stage}-fp16-align16-dynamic-0x2048", "{stage}-fp16-align16-dynamic-128x0", "{stage}-fp16-align16-dynamic-0x0"),
     passes=BEFORE + ("{stage}-fp16-align16-dynamic-1x1",),
 )
+
+
+def planted_case(case_id: str) -> Case:
+    """The planted stage's case ``case_id`` names, from any of the planted classes."""
+    for planted in (*PLANTED_CLASSES, *PLANTED_LARGE, PLANTED_EMPTY):
+        for case in planted.cases(planted.caught + planted.passes):
+            if case.id == case_id:
+                return case
+    raise LookupError(f"no planted case {case_id}")
