@@ -5,7 +5,7 @@
 
 ``register`` adds a stage to the matrix (ids ``my_add-<dtype>-<align>-<layout>-MxN``); its
 domain says which shapes it handles (``my_add``: all of them below 2**31 elements, thanks to the
-bounds check; past that its flat Int32 index wraps).
+bounds check; past that its flat Int32 index wraps; an empty tensor would be an empty grid).
 """
 
 import cuda.bindings.driver as cuda
@@ -27,7 +27,10 @@ def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
 
 
 def _int32_index(m: int, n: int, dtype) -> str | None:
-    """The domain of a kernel indexing elements by a flat Int32: fewer than 2**31 of them."""
+    """The domain of a kernel indexing elements by a flat Int32: fewer than 2**31 of them, and at
+    least one (these launch an empty grid for an empty tensor, which CUDA rejects)."""
+    if m * n == 0:
+        return f"{m}x{n} is empty: the grid would be empty, which CUDA rejects"
     if m * n >= 2**31:
         return f"{m * n} elements: the flat Int32 index wraps past 2**31"
     return None
