@@ -65,6 +65,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="rerun exactly the drawn case ID (as a drawn failure prints it; repeatable)",
     )
     group.addoption(
+        "--sanitize",
+        nargs="?",
+        const="memcheck",
+        default=None,
+        metavar="TOOLS",
+        help="also run a sample of the gpu plan under compute-sanitizer, each case alone: "
+        "memcheck (the default), racecheck, initcheck, synccheck, comma-separated (tests marked sanitize)",
+    )
+    group.addoption(
         "--report-dir",
         default=None,
         help="where results.json, junit.xml and summary.md go (default: runs/<timestamp>)",
@@ -85,6 +94,9 @@ def pytest_configure(config: pytest.Config) -> None:
         bench_options = bench_plugin.parse_options(config)
         wanted = gpus.parse(config.getoption("--gpus"))
         state.explore = startup.explore_option(config.getoption("--explore"))
+        state.sanitize, state.sanitizer_missing = startup.sanitize_option(
+            config.getoption("--sanitize"), config.getoption("--require-gpu")
+        )
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
         _pin(config, state, wanted)
         if config.getoption("--require-gpu") and device.gpu_unavailable():

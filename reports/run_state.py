@@ -31,6 +31,8 @@ class RunState:
     outer_visible: str | None = None  # the controller's: CUDA_VISIBLE_DEVICES as the run started (what bench processes choose from)
     explore: int | None = None  # --explore: drawn cases a stage, fresh each run (None: the gate's fixed draws)
     drawn_cases: list[str] = field(default_factory=list)  # --drawn-case: ids of drawn cases to rerun exactly
+    sanitize: tuple[str, ...] = ()  # --sanitize: the compute-sanitizer tools to run its sample under (none: not asked)
+    sanitizer_missing: str | None = None  # why --sanitize cannot run here (the tool is missing)
     poisoned: tuple[str, str] | None = None  # (nodeid, CUDA error) of a fault that poisoned this process's context
 
     @property

@@ -1,0 +1,38 @@
+"""The sanitizer proves itself: a kernel that loads whole vectors past a row's tail and stores
+only what lies inside passes the ordinary gpu tier (the over-read lands in a guard band and is
+dropped) and fails under compute-sanitizer (``--sanitize``) with the read named
+(``_planted_reads.py``)."""
+
+import pytest
+
+from fixtures.cases import failures
+from fixtures.plugin import canary, sanitize
+from reports import run_state
+from suites.gpu._planted_reads import PLANTED_READS
+
+pytestmark = pytest.mark.gpu
+
+ALL_CASES = [
+    pytest.param(planted, case, id=case.id)
+    for planted in PLANTED_READS
+    for case in planted.cases(planted.caught + planted.passes)
+]
+CAUGHT = [pytest.param(planted, case, id=case.id) for planted in PLANTED_READS for case in planted.cases(planted.caught)]
+
+
+@pytest.mark.parametrize(("planted", "case"), ALL_CASES)
+def test_a_kernel_that_reads_past_its_tensors_passes_the_ordinary_tier(planted, case, run_case):
+    run_case(case)
+
+
+@pytest.mark.sanitize
+@pytest.mark.timeout(canary.TIMEOUT_S + 30)
+@pytest.mark.parametrize(("planted", "case"), CAUGHT)
+def test_a_kernel_that_reads_past_its_tensors_is_caught_by_the_sanitizer(planted, case, pytestconfig):
+    state = run_state.of(pytestconfig)
+    if "memcheck" not in state.sanitize:
+        pytest.skip("not asked for (--sanitize with memcheck)")
+    if state.sanitizer_missing:
+        pytest.skip(state.sanitizer_missing)
+    with pytest.raises(failures.SanitizerFinding, match=rf"memcheck: {planted.kind} in .*past the end of operand [ab]"):
+        sanitize.run(case.id, "memcheck", [], pytestconfig.getoption("--require-gpu"), lookup="suites.gpu._planted_reads")
