@@ -3,6 +3,9 @@ that never starts (or only lists cases) leaves no folder behind."""
 
 import pytest
 
+from fixtures.dsl import sanitizer
+from fixtures.plugin import startup
+
 pytestmark = pytest.mark.harness
 
 ONE_TEST = "import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n"
@@ -62,6 +65,7 @@ def leftovers(project) -> list[str]:
         pytest.param(("--explore", "0"), "ERROR: --explore 0: draw at least one case a stage", id="explore-zero"),
         pytest.param(("--drawn-case", "tv-fp16-align16-static-c_is_x-1x1"),
                      "ERROR: --drawn-case tv-fp16-align16-static-c_is_x-1x1: names no case", id="drawn-case-unknown"),
+        pytest.param(("--sanitize=memcheck,leakcheck",), "ERROR: --sanitize: unknown tool leakcheck (choose from", id="sanitize-tool"),
     ],
 )
 def test_bad_input_is_one_line_at_start_and_leaves_nothing(project, usage_error, args, expected):
@@ -120,6 +124,7 @@ IMPORT_PROBE = (
         pytest.param(("--gpus=0,x",), id="gpus-malformed"),
         pytest.param(("--gpus=7",), id="gpus-not-visible"),
         pytest.param(("--explore=0",), id="explore"),
+        pytest.param(("--sanitize=bogus",), id="sanitize"),
     ],
 )
 def test_a_usage_error_comes_before_torch_and_the_dsl_load(project, usage_error, args):
@@ -129,3 +134,17 @@ def test_a_usage_error_comes_before_torch_and_the_dsl_load(project, usage_error,
     (project.path / "bad_baseline.json").write_text('{"cute_harness_fingerprint": 1}')
     usage_error("-p", "imports_probe", *args, "test_one.py")
     assert (project.path / "heavy_imports.txt").read_text() == ""
+
+
+@pytest.mark.skipif(sanitizer.find_tool() is not None, reason="compute-sanitizer is installed here")
+def test_a_missing_sanitizer_stops_a_run_that_requires_the_gpu(usage_error):
+    line = usage_error("--sanitize", "--require-gpu", "test_one.py")
+    assert line == "ERROR: --sanitize: compute-sanitizer not found on PATH or in /usr/local/cuda/bin (it comes with the CUDA toolkit)"
+
+
+@pytest.mark.skipif(sanitizer.find_tool() is not None, reason="compute-sanitizer is installed here")
+def test_a_missing_sanitizer_skips_its_cases_with_the_reason():
+    assert startup.sanitize_option("memcheck", required=False) == (
+        ("memcheck",), "--sanitize: compute-sanitizer not found on PATH or in /usr/local/cuda/bin (it comes with the CUDA toolkit)"
+    )
+    assert startup.sanitize_option(None, required=True) == ((), None)
