@@ -12,9 +12,9 @@ from dataclasses import asdict
 import pytest
 
 from fixtures.cases import arch as arch_mod
-from fixtures.dsl import device, settings
+from fixtures.dsl import device, nvml, settings
 from fixtures.plugin import fault, gpus, startup
-from reports import bench_phase, bench_plugin, collector, run_state
+from reports import bench_phase, bench_plugin, collector, health, run_state
 from reports.model import CaseRecord
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
@@ -148,6 +148,10 @@ def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | N
     state.pinned = gpus.for_worker(state.gpus, getattr(config, "workerinput", {}).get("workerid"))
     if state.pinned is not None:
         settings.pin_gpu(state.pinned.uuid)
+    if hasattr(config, "workerinput"):
+        state.cuda_at_start = collector.handed_cuda_at_start(config)
+    else:
+        state.cuda_at_start = state.pinned is not None and device.gpu_unavailable() is None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -185,9 +189,14 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = run_state.of(config)
     no_gpu = device.gpu_unavailable()
+    pinned = state.pinned
+    if no_gpu and pinned is not None and state.cuda_at_start:  # there at start, gone now: a failure, never a skip
+        state.gpu_lost = f"{pinned.uuid} ({pinned.name}): {nvml.device_status(pinned.uuid)}; {no_gpu.split(' (')[0]}"
+        health.record_lost(collector.notes_dir(config), pinned.uuid, state.gpu_lost)
+        no_gpu = None
     skip_device = pytest.mark.skip(reason=no_gpu) if no_gpu else None
-    pinned = run_state.of(config).pinned
     for item in items:
         tier = next((t for t in collector.TIERS if item.get_closest_marker(t)), "harness")
         item.user_properties.append(("tier", tier))
@@ -212,18 +221,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     error = fault.cuda_context_error()
     if error is None:
         return
+    state = run_state.of(item.config)
+    if state.pinned is not None:  # counted towards a fault storm on this GPU
+        health.record_fault(collector.notes_dir(item.config), state.pinned.uuid)
     if hasattr(item.config, "workerinput"):
         # exit before this report is sent: xdist reports the case as crashed (with the error
         # recorded here) and replaces the worker, so every other case still runs
         fault.record(collector.notes_dir(item.config), item.nodeid, error, report.longreprtext[-4000:])
         os._exit(3)
-    run_state.of(item.config).poisoned = (item.nodeid, error)
+    state.poisoned = (item.nodeid, error)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    poisoned = run_state.of(item.config).poisoned
-    if poisoned and item.get_closest_marker("gpu"):
-        nodeid, error = poisoned
+    """A device case does not start on a GPU that is gone, stormed, or whose context a fault poisoned."""
+    if not any(item.get_closest_marker(t) for t in DEVICE_TIERS):
+        return
+    state = run_state.of(item.config)
+    if state.gpu_lost:
+        pytest.fail(f"{health.LOST}: {state.gpu_lost}", pytrace=False)
+    storm = state.pinned and health.storm(collector.notes_dir(item.config), state.pinned.uuid)
+    if storm:
+        pytest.fail(f"{health.STORM}: {storm}", pytrace=False)
+    if state.poisoned and item.get_closest_marker("gpu"):
+        nodeid, error = state.poisoned
         pytest.fail(f"CUDA context poisoned by {nodeid} ({error}); run with -n 2 or more to isolate faults")
 
 

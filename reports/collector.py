@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import atomic, report_files, run_state, summary
+from reports import atomic, health, report_files, run_state, summary
 from reports.model import (
     BandwidthRecord,
     CaseRecord,
@@ -31,6 +31,7 @@ TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked w
 _REPORT_DIR = "cute_harness_report_dir"  # keys of what an xdist worker is handed (workerinput)
 _SCRATCH = "cute_harness_scratch"
 _GPUS = "cute_harness_gpus"
+_CUDA_AT_START = "cute_harness_cuda_at_start"
 
 
 def _now() -> str:
@@ -101,13 +102,18 @@ def scratch_dir(config: pytest.Config) -> Path:
 def worker_input(config: pytest.Config) -> dict:
     """What an xdist worker is handed so that every process of the run agrees on its folders and GPUs."""
     state = run_state.of(config)
-    return {_SCRATCH: str(state.scratch), _GPUS: [asdict(g) for g in state.gpus],
+    return {_SCRATCH: str(state.scratch), _GPUS: [asdict(g) for g in state.gpus], _CUDA_AT_START: state.cuda_at_start,
             **({_REPORT_DIR: str(state.report_dir)} if state.report_dir else {})}
 
 
 def handed_gpus(config: pytest.Config) -> list[GpuRecord]:
     """On a worker: the run's GPUs, as the controller chose them."""
     return [GpuRecord(**g) for g in config.workerinput[_GPUS]]
+
+
+def handed_cuda_at_start(config: pytest.Config) -> bool:
+    """On a worker: whether the controller could use CUDA when the run started."""
+    return config.workerinput.get(_CUDA_AT_START, False)
 
 
 def configure(config: pytest.Config, report: Path | None) -> None:
@@ -245,8 +251,9 @@ class Recorder:
             # a gate must never pass on a run that checked nothing (everything skipped)
             session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED  # the verdict line says NOTHING RAN
         self.run.finished = _now()
-        self.run.exit_status = int(session.exitstatus)
         self.run.status = run_status(session, self._collected, self._cases)
+        self._note_gpu_health(session)
+        self.run.exit_status = int(session.exitstatus)
         self.run.collected = len(self._collected)
         self.run.compiles = _compile_tally(notes_dir(self.config))
         # collection order (the matrix's), not arrival order, which xdist shuffles
@@ -254,6 +261,22 @@ class Recorder:
         self.run.deprecations = list(self._deprecations.values())
         self.run.baseline = run_state.of(self.config).bench_gate.info()
         report_files.write(self.run, report_dir(self.config))
+
+    def _note_gpu_health(self, session: pytest.Session) -> None:
+        """A GPU that was lost or stormed names itself in the GPU list and the notes; a lost one
+        gives the run its own status and exit status (the runner is broken, not the install)."""
+        notes = notes_dir(self.config)
+        lost, storms = health.lost(notes), health.storms(notes)
+        for gpu in self.run.gpus:
+            gpu.health = f"{health.LOST}: {lost[gpu.uuid]}" if gpu.uuid in lost else storms.get(gpu.uuid, "")
+        self.run.notes += [f"{health.LOST}: {why}" for why in lost.values()]
+        self.run.notes += [f"fault storm: {why}" for why in storms.values()]
+        if self.run.status in ("complete", "incomplete", "stopped early"):
+            if lost:
+                self.run.status = "gpu lost"
+                session.exitstatus = health.GPU_LOST_EXIT
+            elif storms:
+                self.run.status = "fault storm"
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter) -> None:

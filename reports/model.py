@@ -9,7 +9,7 @@ SCHEMA = "cute-dsl-harness/results/6"
 # 2 to 6 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from)
 READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4, 5)) + (SCHEMA,)
-STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error")
+STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error", "gpu lost", "fault storm")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
 
@@ -109,6 +109,7 @@ class GpuRecord:
     memory_mib: int
     memory_clock_mhz: int | None  # NVML's maximum memory clock; None where it does not say
     host: str
+    health: str = ""  # "" while it served the run; else why it stopped ("GPU LOST: ...", a fault storm's reason)
 
 
 @dataclass

@@ -28,6 +28,8 @@ class RunState:
     registered_stages: list[str] = field(default_factory=list)  # what --stage-module added, in order
     gpus: list[GpuRecord] = field(default_factory=list)  # the run's GPUs (all processes'), in pinning order
     pinned: GpuRecord | None = None  # this process's GPU; None without one
+    cuda_at_start: bool = False  # the controller could use CUDA when the run started (a GPU gone later is lost)
+    gpu_lost: str | None = None  # this process's GPU was there at start and is gone: what was seen of it
     outer_visible: str | None = None  # the controller's: CUDA_VISIBLE_DEVICES as the run started (what bench processes choose from)
     explore: int | None = None  # --explore: drawn cases a stage, fresh each run (None: the gate's fixed draws)
     drawn_cases: list[str] = field(default_factory=list)  # --drawn-case: ids of drawn cases to rerun exactly

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from reports import stage_report
+from reports import health, stage_report
 from reports.baseline import MIN_RUNS
 from reports.model import (
     BandwidthRecord,
@@ -26,7 +26,14 @@ def verdict(run: RunResult) -> str:
     """One line a CI reader can trust: the outcome, what ran, what did not and why, GPU or not."""
     counts = run.counts()
     bad = sum(counts[o] for o in BAD)
-    if run.status != "complete":
+    stopped = [g for g in run.gpus if g.health]
+    if run.status in ("gpu lost", "fault storm") and stopped:
+        # cases a lost or stormed GPU failed without running count as not run
+        unrun = sum(1 for c in run.cases if c.outcome == "error" and (f"{health.LOST}: " in c.message or health.STORM in c.message))
+        names = ", ".join(g.uuid for g in stopped)
+        what = "GPU LOST" if run.status == "gpu lost" else "FAULT STORM on"
+        head = f"{what}: {names} after {len(run.cases) - unrun} cases, {unrun + run.not_run} not run"
+    elif run.status != "complete":
         head = f"{run.status.upper()} after {len(run.cases)} of {run.collected} cases ({run.not_run} not run)"
     elif bad:
         head = f"FAILED: {bad} of {len(run.cases)} cases need a human"
@@ -166,12 +173,13 @@ def _gpus(run: RunResult) -> list[str]:
     ceilings = {uuid: statistics.median(c.bandwidth.ceiling_gbps for c in cases if c.bandwidth)
                 for uuid, cases in by_gpu.items() if any(c.bandwidth for c in cases)}
     lines = ["", "## GPUs", "", "| gpu | model | UUID | memory clock MHz | gpu/bench cases | " + " | ".join(OUTCOMES)
-             + " | copy ceiling GB/s |", "|---" * (6 + len(OUTCOMES)) + "|"]
+             + " | copy ceiling GB/s | health |", "|---" * (7 + len(OUTCOMES)) + "|"]
     for gpu in run.gpus:
         counts = Counter(c.outcome for c in by_gpu.get(gpu.uuid, []))
         ceiling = f"{ceilings[gpu.uuid]:.0f}" if gpu.uuid in ceilings else "–"
         lines.append(f"| {gpu_label(run, gpu.uuid)} | {gpu.name} | `{gpu.uuid}` | {gpu.memory_clock_mhz or '?'} | "
-                     f"{sum(counts.values())} | " + " | ".join(str(counts[o]) for o in OUTCOMES) + f" | {ceiling} |")
+                     f"{sum(counts.values())} | " + " | ".join(str(counts[o]) for o in OUTCOMES)
+                     + f" | {ceiling} | {gpu.health or 'ok'} |")
     bad = {uuid for uuid, cases in by_gpu.items() if any(c.outcome in BAD for c in cases)}
     if len(bad) == 1 and len(by_gpu) > 1:
         uuid = next(iter(bad))

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.plugin import canary
+
 pytestmark = pytest.mark.gpu
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,10 +61,12 @@ def _run_drill(folder: Path, *args: str) -> tuple[str, dict[str, dict]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CUTE_HARNESS_"))}
     report_dir = folder / "report"
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:randomly", "--timeout", "60", "--report-dir", str(report_dir), *args, "test_drill.py"],
-            cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DRILL_TIMEOUT_S,
-        )
+        with canary.one_at_a_time():  # its fault takes turns with the canaries
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", "-p", "no:randomly", "--timeout", "60", "--report-dir", str(report_dir), *args,
+                 "test_drill.py"],
+                cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DRILL_TIMEOUT_S,
+            )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the drill did not finish in {DRILL_TIMEOUT_S}s; its output:\n{(exc.stdout or b'')[-4000:]!r}")
     assert (report_dir / "results.json").exists(), f"the drill wrote no report:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"

@@ -1,7 +1,8 @@
 """The empty family proves itself: a kernel that writes a tensor's first element unchecked is
 exact on every case that has one and caught on an empty one (``_planted_classes.PLANTED_EMPTY``).
 An empty tensor's pointer is null, so the write faults: the empty cases run one after another,
-each in a process of its own (a fault poisons its process's CUDA context)."""
+each in a process of its own (a fault poisons its process's CUDA context), taking turns with the
+other faulting processes (``canary.one_at_a_time``)."""
 
 import subprocess
 import sys
@@ -20,8 +21,9 @@ CAUGHT_AS = ("illegal memory access", "illegal address", "out-of-bounds write")
 @pytest.mark.timeout(3 * canary.TIMEOUT_S + 30)
 def test_a_kernel_that_writes_an_empty_tensor_is_caught():
     for case in PLANTED_EMPTY.cases(PLANTED_EMPTY.caught):
-        proc = subprocess.run([sys.executable, "-m", "suites.gpu._run_planted", case.id], cwd=canary.ROOT,
-                              capture_output=True, text=True, timeout=canary.TIMEOUT_S)
+        with canary.one_at_a_time():
+            proc = subprocess.run([sys.executable, "-m", "suites.gpu._run_planted", case.id], cwd=canary.ROOT,
+                                  capture_output=True, text=True, timeout=canary.TIMEOUT_S)
         output = proc.stdout + proc.stderr
         assert proc.returncode != 0, f"{case.id} conforms: the planted write on an empty tensor was not caught"
         assert any(text in output for text in CAUGHT_AS), f"{case.id} failed, but not as a write:\n{output[-1500:]}"

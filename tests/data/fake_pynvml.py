@@ -1,6 +1,8 @@
 """A stand-in for NVML's ``pynvml`` (the harness's boundary with the driver), copied into a
 test project as ``pynvml.py``: the GPUs it lists come from ``FAKE_NVML_GPUS``, a JSON list of
-``{"name", "total_mib", "free_mib"}``; their UUIDs are ``GPU-fake-<index>``."""
+``{"name", "total_mib", "free_mib"}``; their UUIDs are ``GPU-fake-<index>``. A GPU named in
+``FAKE_NVML_RESET_REQUIRED`` answers NVML_ERROR_RESET_REQUIRED to an xdist worker (it went bad
+after the run started)."""
 
 import json
 import os
@@ -10,8 +12,15 @@ NVML_CLOCK_MEM = 2
 _GPUS = json.loads(os.environ.get("FAKE_NVML_GPUS", "[]"))
 
 
+NVML_ERROR_NOT_FOUND = 6
+NVML_ERROR_GPU_IS_LOST = 15
+NVML_ERROR_RESET_REQUIRED = 16
+
+
 class NVMLError(Exception):
-    pass
+    def __init__(self, message, value=0):
+        super().__init__(message)
+        self.value = value
 
 
 def nvmlInit():
@@ -37,10 +46,12 @@ def nvmlDeviceGetHandleByIndex(index):
 
 
 def nvmlDeviceGetHandleByUUID(uuid):
+    if "PYTEST_XDIST_WORKER" in os.environ and uuid in os.environ.get("FAKE_NVML_RESET_REQUIRED", "").split(","):
+        raise NVMLError("GPU requires reset", NVML_ERROR_RESET_REQUIRED)
     for index in range(len(_GPUS)):
         if nvmlDeviceGetUUID(index) == uuid:
             return index
-    raise NVMLError("Not Found")
+    raise NVMLError("Not Found", NVML_ERROR_NOT_FOUND)
 
 
 def nvmlDeviceGetUUID(handle):
