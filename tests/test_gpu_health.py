@@ -58,6 +58,7 @@ def run(project, monkeypatch, tmp_path):
     (project.path / "pynvml.py").write_bytes(FAKE_NVML.read_bytes())
     project.makepyfile(cuda_stub=CUDA_STUB)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker: the stubs tell workers by it
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p cuda_stub --arch sm_90a")
 
     def go(gpus: int, *args: str, fail: bool = False, **env: str):

@@ -116,7 +116,7 @@ def test_failures_on_one_gpu_of_several_point_at_that_gpu():
                                                                     case("t::bad2", "failed", on=gpus[2])]
     text = summary.render(run_of(*cases, gpus=gpus, exit_status=1))
     table = text.split("## GPUs\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert table[4] == "| 2 | NVIDIA H100 80GB HBM3 | `GPU-runner-a-2` | 2619 | 5 | 3 | 2 | 0 | 0 | 0 | 0 | – |"
+    assert table[4] == "| 2 | NVIDIA H100 80GB HBM3 | `GPU-runner-a-2` | 2619 | 5 | 3 | 2 | 0 | 0 | 0 | 0 | – | ok |"
     assert "**Every gpu/bench failure (2) ran on gpu 2**; the other 3 GPUs ran their cases cleanly" in text
     assert "GPUs: 4 x NVIDIA H100 80GB HBM3" in summary.verdict(run_of(*cases, gpus=gpus, exit_status=1))
 
