@@ -128,6 +128,13 @@ def pytest_configure(config: pytest.Config) -> None:
     bench_phase.register(config)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """``-m`` and ``-k`` checked once every plugin has registered its markers, before collection."""
+    if not hasattr(session.config, "workerinput"):
+        startup.check_selection(session.config)
+
+
 def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | None) -> None:
     """Choose the run's GPUs (a worker is handed them) and pin this process to its one, before
     anything touches CUDA; the controller also checks each has the memory its share needs."""

@@ -77,14 +77,34 @@ def check_report_dir(config: pytest.Config) -> Path | None:
     if hasattr(config, "workerinput"):
         return Path(config.workerinput[_REPORT_DIR])
     chosen = config.getoption("--report-dir")
+    if chosen is not None and not chosen.strip():
+        raise ValueError("--report-dir: an empty path (leave the option out for runs/<timestamp>)")
     if not chosen:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         chosen = str(Path(config.rootpath) / "runs" / f"{stamp}-{os.getpid()}")
+    earlier = Path(chosen).expanduser() / "results.json"
+    if earlier.exists():  # a report is never replaced
+        raise ValueError(f"--report-dir {chosen}: holds the report of an earlier run ({_started(earlier)}); "
+                         "choose a new folder, or remove that one first")
     created = _missing_parents(Path(chosen).expanduser().resolve())
     path = atomic.writable_dir("--report-dir", chosen)
     for folder in created:
         folder.rmdir()
     return path
+
+
+def _selection(config: pytest.Config) -> str:
+    """The run's ``-k`` and ``-m``, as a command line would spell them."""
+    chosen = [(flag, config.getoption(name)) for flag, name in (("-k", "keyword"), ("-m", "markexpr"))]
+    return " ".join(f"{flag} '{value}'" for flag, value in chosen if value)
+
+
+def _started(results: Path) -> str:
+    """When the run whose ``results.json`` this is started, as far as it says."""
+    try:
+        return f"started {json.loads(results.read_text())['started']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "results.json"
 
 
 def scratch_dir(config: pytest.Config) -> Path:
@@ -195,7 +215,8 @@ class Recorder:
         self.config = config
         state = run_state.of(config)
         self.run = RunResult(fingerprint=state.fingerprint, arch=state.arch, started=_now(), api_drift=state.api_drift,
-                             registered_stages=state.registered_stages, host=socket.gethostname(), gpus=state.gpus)
+                             registered_stages=state.registered_stages, host=socket.gethostname(), gpus=state.gpus,
+                             selection=_selection(config))
         self._cases: dict[str, CaseResult] = {}
         self._collected: dict[str, int] = {}  # nodeid -> position in collection order
         self._deprecations: dict[tuple[str, str], dict] = {}
@@ -278,8 +299,10 @@ class Recorder:
             elif storms:
                 self.run.status = "fault storm"
 
-    @pytest.hookimpl
-    def pytest_terminal_summary(self, terminalreporter) -> None:
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # the outermost wrapper: it writes last
+    def pytest_terminal_summary(self, terminalreporter):
+        """The verdict after pytest's own summary (``-ra``'s skip and xfail lines), where a CI log ends."""
+        yield
         verdict = summary.verdict(self.run)
         terminalreporter.write_line(verdict, red=not self.run.passed, green=self.run.passed)
         terminalreporter.write_line(f"reports: {report_dir(self.config)}")

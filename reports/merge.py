@@ -50,17 +50,32 @@ def merge(runs: list[tuple[str, RunResult]], mixed_installs: bool = False) -> Ru
         merged_from=[MergedRun(name, run.host, run.started, run.fingerprint, run.status, run.exit_status, len(run.cases),
                                run.compiles) for name, run in runs],
     )
-    unfinished = [(name, run) for name, run in runs if run.status != "complete"]
+    rerun = {i: _rerun_by(i, runs) for i in range(len(runs))}
+    unfinished = [(name, run) for i, (name, run) in enumerate(runs) if run.status != "complete" and rerun[i] is None]
     merged.status = unfinished[0][1].status if unfinished else "complete"
-    merged.collected = len(merged.cases) + sum(run.not_run for _, run in runs)
-    merged.exit_status = _exit_status(merged, [run.exit_status for _, run in runs])
+    merged.collected = len(merged.cases) + sum(run.not_run for _, run in unfinished)
+    merged.exit_status = _exit_status(merged, [run.exit_status for i, (_, run) in enumerate(runs) if rerun[i] is None])
     merged.notes = [note for _, run in runs for note in run.notes]
     merged.notes += [f"{name} ended {run.status} ({run.not_run} cases not run)" for name, run in unfinished]
+    merged.notes += [f"{name} ended {run.status}; {rerun[i]}, a later complete run, ran every one of its cases again"
+                     for i, (name, run) in enumerate(runs) if run.status != "complete" and rerun[i] is not None]
     if replaced:
         merged.notes.append(f"{replaced} results of an earlier run were replaced by a later run's (a re-run)")
     if len(installs) > 1:
         merged.notes.append("merged across installs (--mixed-installs): see the outcomes per install")
     return merged
+
+
+def _rerun_by(index: int, runs: list[tuple[str, RunResult]]) -> str | None:
+    """The later complete run of the same install that ran every case ``runs[index]`` collected
+    (a rerun of an interrupted run), if any: the interruption then no longer stands."""
+    _, run = runs[index]
+    ids = {c.nodeid for c in run.cases}
+    for name, later in runs[index + 1:]:
+        if (later.status == "complete" and install_key(later.fingerprint) == install_key(run.fingerprint)
+                and (later.collected or 0) >= (run.collected or 0) and ids <= {c.nodeid for c in later.cases}):
+            return name
+    return None
 
 
 def _joined(fingerprints: list[dict]) -> dict[str, str]:

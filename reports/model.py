@@ -158,6 +158,7 @@ class RunResult:
     notes: list[str] = field(default_factory=list)  # what went wrong in the harness itself (a plot not written)
     registered_stages: list[str] = field(default_factory=list)  # kernels of the user's (--stage-module)
     host: str = ""
+    selection: str = ""  # the run's -k and -m, as given ("" for neither): what a run that selected nothing names
     gpus: list[GpuRecord] = field(default_factory=list)  # in use, in pinning order
     merged_from: list[MergedRun] = field(default_factory=list)  # a merged report's runs; empty for a run
 

@@ -38,7 +38,10 @@ def verdict(run: RunResult) -> str:
     elif bad:
         head = f"FAILED: {bad} of {len(run.cases)} cases need a human"
     elif run.exit_status == 0:
-        head = f"PASSED: {len(run.cases)} cases"
+        skipped = counts["skipped"]
+        head = f"PASSED: {len(run.cases) - skipped} cases ran" + (f", {skipped} skipped" if skipped else "")
+    elif run.exit_status == 5 and not run.cases:
+        head = "NOTHING RAN: no case was selected" + (f" by {run.selection}" if run.selection else "")
     elif run.exit_status == 5:
         head = f"NOTHING RAN: all {len(run.cases)} selected cases were skipped"
     else:

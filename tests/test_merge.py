@@ -68,6 +68,18 @@ def test_a_failure_or_an_interrupt_survives_the_merge():
     assert "a ended interrupted (4 cases not run)" in merged.notes
 
 
+def test_an_interrupted_run_run_again_in_full_no_longer_stands():
+    """An interrupted gate and its complete rerun of the same cases merge as the rerun: complete."""
+    stopped = run_of(case("t::a"), exit_status=2)
+    stopped.status, stopped.collected = "interrupted", 3
+    rerun = run_of(case("t::a"), case("t::b"), case("t::c"))
+    merged = merge.merge([("gate", stopped), ("rerun", rerun)])
+    assert (merged.exit_status, merged.status, merged.not_run, merged.collected) == (0, "complete", 0, 3)
+    assert "gate ended interrupted; rerun, a later complete run, ran every one of its cases again" in merged.notes
+    partial = run_of(case("t::b"))  # a rerun of only some cases leaves the interruption standing
+    assert merge.merge([("gate", stopped), ("partial", partial)]).status == "interrupted"
+
+
 def test_different_installs_are_refused_unless_meant():
     old, new = run_of(case("t::a"), dsl="4.7.1"), run_of(case("t::a", "failed"))
     with pytest.raises(ValueError, match=r"^the runs are of different installs \(dsl 4.7.1, torch 2.11.0\+cu130 in old; "

@@ -203,6 +203,13 @@ def test_all_skipped_run_fails_the_gate(project):
     assert json.loads((out / "results.json").read_text())["exit_status"] == pytest.ExitCode.NO_TESTS_COLLECTED
 
 
+def test_a_selection_that_matches_nothing_is_named(project):
+    """``-k`` that matches no case: the verdict says which selection chose nothing, not "all 0 skipped"."""
+    result = project.runpytest_subprocess("-k", "no_such_case", "--report-dir", str(project.path / "out"), "test_tiers.py")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["NOTHING RAN: no case was selected by -k 'no_such_case' · ran: nothing *"])
+
+
 def test_collect_only_exits_ok(project):
     """Listing cases runs none by design; that is not a gate that checked nothing."""
     result = project.runpytest_subprocess("--collect-only", "-q", "--report-dir", str(project.path / "out"), "test_tiers.py")

@@ -66,6 +66,12 @@ def leftovers(project) -> list[str]:
         pytest.param(("--drawn-case", "tv-fp16-align16-static-c_is_x-1x1"),
                      "ERROR: --drawn-case tv-fp16-align16-static-c_is_x-1x1: names no case", id="drawn-case-unknown"),
         pytest.param(("--sanitize=memcheck,leakcheck",), "ERROR: --sanitize: unknown tool leakcheck (choose from", id="sanitize-tool"),
+        pytest.param(("--report-dir=",), "ERROR: --report-dir: an empty path (leave the option out for runs/<timestamp>)",
+                     id="report-dir-empty"),
+        pytest.param(("-m", "nonexistentmarker", "-n", "2"), "ERROR: Unknown marker(s) in '-m' expression: nonexistentmarker.",
+                     id="mark-unknown-under-xdist"),
+        pytest.param(("-k", "tv and (", "-n", "2"), "ERROR: Wrong expression passed to '-k': tv and (: at column 9:",
+                     id="keyword-syntax-under-xdist"),
     ],
 )
 def test_bad_input_is_one_line_at_start_and_leaves_nothing(project, usage_error, args, expected):
@@ -148,3 +154,13 @@ def test_a_missing_sanitizer_skips_its_cases_with_the_reason():
         ("memcheck",), "--sanitize: compute-sanitizer not found on PATH or in /usr/local/cuda/bin (it comes with the CUDA toolkit)"
     )
     assert startup.sanitize_option(None, required=True) == ((), None)
+
+
+def test_a_report_is_never_replaced_by_a_later_run(project, usage_error):
+    """Reusing a report folder stops the second run at start; the first run's report is intact."""
+    assert project.runpytest_subprocess("--report-dir=out", "test_one.py").ret == pytest.ExitCode.OK
+    before = (project.path / "out" / "results.json").read_text()
+    line = usage_error("--report-dir=out", "test_one.py")
+    assert line.startswith("ERROR: --report-dir out: holds the report of an earlier run (started 20"), line
+    assert line.endswith("); choose a new folder, or remove that one first")
+    assert (project.path / "out" / "results.json").read_text() == before
