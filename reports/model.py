@@ -203,6 +203,8 @@ class RunResult:
         if schema not in READABLE_SCHEMAS:
             raise ValueError(f"unknown schema {schema!r} (readable: {', '.join(READABLE_SCHEMAS)})")
         run = _build(cls, data, "run")
+        if run.status not in STATUSES:
+            raise ValueError(f"unknown status {run.status!r} (known: {', '.join(STATUSES)})")
         cases = data.get("cases")
         if not isinstance(cases, list):
             raise ValueError("'cases' is missing or not a list")

@@ -1,4 +1,4 @@
-"""``bandwidth.png`` and ``pct_peak.png``: a run's bench tier as pictures for the job summary."""
+"""``bandwidth.png`` and ``pct_ceiling.png``: a run's bench tier as pictures for the job summary."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def figures(run: RunResult) -> dict:
         ax.set_title(f"% of the D2D copy ceiling ({SIZES[0]} size)")
         ax.set_ylabel("% of ceiling")
         _legend(fig, ax, streaming, colours)
-        made["pct_peak.png"] = fig
+        made["pct_ceiling.png"] = fig
     return made
 
 

@@ -130,7 +130,7 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     if drift:
         lines += ["", "## API drift", ""]
         lines += [f"- `{d['capability']}`: " + (f"uses `{d['used']}`" if d["used"] else "absent in this release")
-                  + f" (current spelling `{d['preferred']}`)" for d in drift]
+                  + f" (current spelling `{d['preferred']}`)" + (f": {d['note']}" if d.get("note") else "") for d in drift]
     if run.deprecations:
         lines += ["", "## Deprecations (what breaks in a later release)", ""]
         lines += [f"- {d['category']}: {d['message']} (first in `{d['first_case'] or 'collection'}`)" for d in run.deprecations]

@@ -1,4 +1,4 @@
-"""``bandwidth.png`` and ``pct_peak.png`` from recorded runs (CPU only, Agg backend)."""
+"""``bandwidth.png`` and ``pct_ceiling.png`` from recorded runs (CPU only, Agg backend)."""
 
 import json
 from pathlib import Path
@@ -23,10 +23,10 @@ def recorded(name: str) -> RunResult:
 def test_writes_both_figures_and_nothing_else(tmp_path, name):
     """Both PNGs, complete (renamed into place, no temporary file left behind)."""
     written = plots.write(recorded(name), tmp_path)
-    assert written == [tmp_path / "bandwidth.png", tmp_path / "pct_peak.png"]
+    assert written == [tmp_path / "bandwidth.png", tmp_path / "pct_ceiling.png"]
     for path in written:
         assert path.read_bytes().startswith(PNG) and path.stat().st_size > 10_000
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bandwidth.png", "pct_peak.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bandwidth.png", "pct_ceiling.png"]
 
 
 def test_the_bandwidth_figure_shows_each_case_as_a_bar_of_its_figure():
@@ -44,7 +44,7 @@ def test_the_bandwidth_figure_shows_each_case_as_a_bar_of_its_figure():
         assert [t.get_text() for t in ax.get_xticklabels()] == list(dict.fromkeys(b.dtype for b in sized))
     legend = [t.get_text() for t in panels[len(sizes) - 1].get_legend().get_texts()]
     assert set(b.stage for b in rows) <= set(legend)
-    (percent,) = made["pct_peak.png"].axes
+    (percent,) = made["pct_ceiling.png"].axes
     streaming = [b.pct_ceiling for b in rows if b.size == "bandwidth"]
     assert sorted(round(bar.get_height(), 6) for bar in percent.patches) == sorted(round(v, 6) for v in streaming)
 

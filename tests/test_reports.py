@@ -317,7 +317,7 @@ def test_summary_has_no_matrix_without_matrix_cases(run):
 
 def test_summary_bandwidth_table_against_a_baseline():
     """Rows by size, then dtype, then stage (references last); slower is bold; PNGs linked by name."""
-    text = summary.render(recorded("run_481.json"), [Path("/r/bandwidth.png"), Path("/r/pct_peak.png")])
+    text = summary.render(recorded("run_481.json"), [Path("/r/bandwidth.png"), Path("/r/pct_ceiling.png")])
     lines = section(text, "Bandwidth")
     assert lines[0] == ("Ceiling (D2D copy, this session): **3034 GB/s** · spec peak: 3352 GB/s · "
                         "baseline `runs/453/results.json` (dsl 4.5.3)")
@@ -331,7 +331,7 @@ def test_summary_bandwidth_table_against_a_baseline():
             "| **slower** |") in lines
     assert "| tuned | bf16 | bandwidth | 8192x8192 | 2902 | 95.6 | 86.6 | 0.6 | – | 50 | – | – | – | – | – | new |" in lines
     assert any("| 50 (3 throttled) |" in line for line in lines)
-    assert lines[-2:] == ["![bandwidth](bandwidth.png)", "![pct_peak](pct_peak.png)"]
+    assert lines[-2:] == ["![bandwidth](bandwidth.png)", "![pct_ceiling](pct_ceiling.png)"]
 
 
 def test_summary_bandwidth_without_baseline_says_why_and_drops_its_columns():
