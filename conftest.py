@@ -16,6 +16,7 @@ from fixtures.dsl import device, nvml, settings
 from fixtures.plugin import fault, gpus, startup
 from reports import bench_phase, bench_plugin, collector, health, run_state
 from reports.model import CaseRecord
+from reports.usage import HarnessUsageError
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
 pytest_plugins = ["fixtures.plugin.provided", "pytester"]
@@ -100,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
         _pin(config, state, wanted)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
-            raise ValueError(f"--require-gpu: {device.gpu_unavailable()}")
+            raise HarnessUsageError(f"--require-gpu: {device.gpu_unavailable()}")
         state.arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
         dump_dir = collector.scratch_dir(config) / "dsl-dumps" / str(os.getpid())
         dump_dir.mkdir(parents=True, exist_ok=True)
@@ -120,7 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
             from fixtures.plugin.provided import process_compiler
 
             startup.compile_registered(registered, process_compiler(config))
-    except ValueError as exc:
+    except HarnessUsageError as exc:
         collector.unconfigure(config)
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(state.bench_gate, "cute-harness-bench-gate")

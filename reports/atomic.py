@@ -8,6 +8,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from reports.usage import HarnessUsageError
+
 
 def write_bytes(path: Path, data: bytes) -> None:
     """Write beside ``path``, then rename over it."""
@@ -39,7 +41,7 @@ def write_json(path: Path, data) -> None:
     write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
-class NotWritable(ValueError):
+class NotWritable(HarnessUsageError):
     """A place a report or baseline cannot be written to, with the one-line reason."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reports import atomic
+from reports.usage import HarnessUsageError
 
 FOLDER = Path(__file__).parent / "baselines"
 FINGERPRINT_KEY = "cute_harness_fingerprint"
@@ -44,7 +45,7 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-class BaselineError(ValueError):
+class BaselineError(HarnessUsageError):
     """A baseline that cannot be used, with the one-line reason."""
 
 

@@ -21,6 +21,7 @@ from reports import atomic, gate
 from reports import baseline as baseline_mod
 from reports.bench_phase import PHASE_PLUGIN, STREAM_OPTION, document_path
 from reports.model import BandwidthRecord
+from reports.usage import HarnessUsageError
 
 
 def add_options(group) -> None:
@@ -80,12 +81,12 @@ def parse_options(config: pytest.Config) -> BenchOptions:
     named = baseline_mod.load(Path(choice)) if choice not in ("auto", "none") else None
     fraction = config.getoption("--bandwidth-plant-slowdown")
     if fraction is not None and not 0 < fraction < 1:
-        raise ValueError(f"--bandwidth-plant-slowdown {fraction}: expected a fraction in (0, 1)")
+        raise HarnessUsageError(f"--bandwidth-plant-slowdown {fraction}: expected a fraction in (0, 1)")
     save = config.getoption("--bandwidth-save")
     if save not in (None, "auto"):
         atomic.writable_file("--bandwidth-save", Path(save))
     if config.getoption("--replace") and save is None:
-        raise ValueError("--replace: only means something with --bandwidth-save (start its baseline over)")
+        raise HarnessUsageError("--replace: only means something with --bandwidth-save (start its baseline over)")
     return BenchOptions(overrides, choice, named, save, config.getoption("--replace"), fraction)
 
 
@@ -101,7 +102,7 @@ class BenchGate:
             self.baseline, self.note = baseline_mod.select(options.baseline_choice, fingerprint)
         self.plant_fraction = options.plant_fraction
         if self.plant_fraction is not None and self.baseline is None:
-            raise ValueError(f"--bandwidth-plant-slowdown needs a baseline to size the slowdown ({self.note})")
+            raise HarnessUsageError(f"--bandwidth-plant-slowdown needs a baseline to size the slowdown ({self.note})")
         self.save_path, self._previous = self._save_target(options.save_choice)
         self.replace = options.replace
         self._references = self.baseline.references if self.baseline else {}
@@ -118,7 +119,7 @@ class BenchGate:
         try:
             return path, _previous_at(path, self.fingerprint)
         except baseline_mod.BaselineError as exc:
-            raise ValueError(f"--bandwidth-save: refusing to replace it: {exc}") from None
+            raise HarnessUsageError(f"--bandwidth-save: refusing to replace it: {exc}") from None
 
     def reference(self, case: str) -> baseline_mod.CaseReference | None:
         return self._references.get(case)

@@ -26,6 +26,7 @@ from reports.model import (
     PtxFacts,
     RunResult,
 )
+from reports.usage import HarnessUsageError
 
 TIERS = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 _REPORT_DIR = "cute_harness_report_dir"  # keys of what an xdist worker is handed (workerinput)
@@ -78,13 +79,13 @@ def check_report_dir(config: pytest.Config) -> Path | None:
         return Path(config.workerinput[_REPORT_DIR])
     chosen = config.getoption("--report-dir")
     if chosen is not None and not chosen.strip():
-        raise ValueError("--report-dir: an empty path (leave the option out for runs/<timestamp>)")
+        raise HarnessUsageError("--report-dir: an empty path (leave the option out for runs/<timestamp>)")
     if not chosen:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         chosen = str(Path(config.rootpath) / "runs" / f"{stamp}-{os.getpid()}")
     earlier = Path(chosen).expanduser() / "results.json"
     if earlier.exists():  # a report is never replaced
-        raise ValueError(f"--report-dir {chosen}: holds the report of an earlier run ({_started(earlier)}); "
+        raise HarnessUsageError(f"--report-dir {chosen}: holds the report of an earlier run ({_started(earlier)}); "
                          "choose a new folder, or remove that one first")
     created = _missing_parents(Path(chosen).expanduser().resolve())
     path = atomic.writable_dir("--report-dir", chosen)

@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from reports.baseline import MIN_RUNS, CaseReference, Figures
 from reports.model import BandwidthRecord
+from reports.usage import HarnessUsageError
 
 NOISE_SIGMAS = 4.0
 FLOOR_PCT = 2.0
@@ -44,7 +45,7 @@ def parse_override(text: str) -> tuple[str, float]:
     except ValueError:
         value = -1.0
     if not sep or not glob or not 0 < value < 100:  # NaN fails too; >= 100% could never call a case slower
-        raise ValueError(
+        raise HarnessUsageError(
             f"--bandwidth-threshold {text!r}: expected CASE_GLOB=PERCENT with a percent in (0, 100), e.g. 'naive-*=5'"
         )
     return glob, value
