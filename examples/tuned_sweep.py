@@ -1,5 +1,5 @@
 """Launch shapes for a plain elementwise add, each beside torch.add on the very same operand
-buffers: the sweep behind the ``tuned`` stage's shape (README, "What a launch costs").
+buffers: the sweep behind the ``tuned`` stage's shape (docs/bandwidth.md, "What a launch costs").
 
     python3 -m pytest suites/bench/test_tuned_vs_torch.py -m bench --require-gpu \\
         --stage-module examples.tuned_sweep --bandwidth-baseline none

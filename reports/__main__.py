@@ -23,7 +23,7 @@ def _parser() -> argparse.ArgumentParser:
                                 description="One table from several runs: a row per DSL release, a column per tier.")
     table.add_argument("runs", type=Path, nargs="+", help="report folders (holding results.json) or results.json files")
     table.add_argument("--update", type=Path, metavar="FILE",
-                       help="also rewrite the table between the release-table markers in FILE (e.g. README.md)")
+                       help="also rewrite the table between the release-table markers in FILE (e.g. docs/release-matrix.md)")
     join = commands.add_parser("merge", help="several runs as one report (results.json, summary.md, junit.xml)",
                                description="Several runs (runners, GPU models, a re-run of failures) as one report; a "
                                            "later run's result for the same case on the same GPU model replaces an "

@@ -5,7 +5,7 @@ GPU runner); runs of the same release share its row, each cell from one run (``_
 which; a note under the table names the runs left out and marks an interrupted one). A cell
 counts the tier's cases:
 ``✅ passed`` plus expected failures and skips, or ``❌ bad/total`` when any case needs a human.
-``--update README.md`` rewrites the table between its two markers, so the README's table is
+``--update docs/release-matrix.md`` rewrites the table between its two markers, so the table there is
 always a product of runs, never typed by hand.
 """
 
@@ -21,7 +21,7 @@ from reports.model import RunResult
 from reports.summary import cell
 
 TIERS = ("host", "compile", "api", "gpu", "bench", "harness")
-START = "<!-- release-table:start (python -m reports releases RUN... --update README.md) -->"
+START = "<!-- release-table:start (python -m reports releases RUN... --update docs/release-matrix.md) -->"
 END = "<!-- release-table:end -->"
 
 
