@@ -14,7 +14,7 @@ import pytest
 from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, nvml, settings
 from fixtures.plugin import fault, gpus, startup
-from reports import bench_phase, bench_plugin, collector, health, run_state
+from fixtures.plugin import bench_phase, bench_plugin, collector, health, run_state
 from reports.model import CaseRecord
 from reports.usage import HarnessUsageError
 

@@ -1,5 +1,5 @@
 """A fault-storm drill for a GPU runner: a kernel that writes far outside its output faults on
-every launch. The harness must stop launching on the GPU after ``reports.health.STORM_FAULTS``
+every launch. The harness must stop launching on the GPU after ``fixtures.plugin.health.STORM_FAULTS``
 faults, fail the rest as not run, and end the run as a fault storm, with the GPU still healthy:
 
     nvidia-smi; python3 -m pytest examples/fault_storm_drill.py -n 1 --max-worker-restart 10 --require-gpu; nvidia-smi

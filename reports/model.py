@@ -9,6 +9,9 @@ SCHEMA = "cute-dsl-harness/results/6"
 # 2 to 6 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from)
 READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4, 5)) + (SCHEMA,)
+GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
+LOST = "GPU LOST"  # how a lost GPU's cases fail, and the verdict line's head
+STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail
 STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error", "gpu lost", "fault storm")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with

@@ -7,9 +7,12 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from reports import health, stage_report
+
+from reports import stage_report
 from reports.baseline import MIN_RUNS
 from reports.model import (
+    LOST,
+    STORM,
     BandwidthRecord,
     CaseResult,
     RunResult,
@@ -29,9 +32,9 @@ def verdict(run: RunResult) -> str:
     stopped = [g for g in run.gpus if g.health]
     if run.status in ("gpu lost", "fault storm") and stopped:
         # cases a lost or stormed GPU failed without running count as not run
-        unrun = sum(1 for c in run.cases if c.outcome == "error" and (f"{health.LOST}: " in c.message or health.STORM in c.message))
+        unrun = sum(1 for c in run.cases if c.outcome == "error" and (f"{LOST}: " in c.message or STORM in c.message))
         names = ", ".join(g.uuid for g in stopped)
-        what = "GPU LOST" if run.status == "gpu lost" else "FAULT STORM on"
+        what = LOST if run.status == "gpu lost" else "FAULT STORM on"
         head = f"{what}: {names} after {len(run.cases) - unrun} cases, {unrun + run.not_run} not run"
     elif run.status != "complete":
         head = f"{run.status.upper()} after {len(run.cases)} of {run.collected} cases ({run.not_run} not run)"

@@ -7,7 +7,7 @@ import pytest
 from typing_extensions import deprecated
 
 from fixtures.dsl import api_surface
-from reports import collector
+from fixtures.plugin import collector
 
 pytestmark = pytest.mark.harness
 

@@ -338,7 +338,7 @@ def test_save_replaces_atomically_and_round_trips(tmp_path):
     assert loaded.document == doc and loaded.fingerprint == fp
 
 
-# --- reports/bench_plugin.py, through pytester ---------------------------------------------
+# --- fixtures/plugin/bench_plugin.py, through pytester ---------------------------------------------
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reports import health
+from fixtures.plugin import health
 
 pytestmark = pytest.mark.harness
 

@@ -145,7 +145,7 @@ CRASHING_MODULE = """
 import os
 import pytest
 from fixtures.plugin import fault
-from reports import collector
+from fixtures.plugin import collector
 
 @pytest.mark.host
 @pytest.mark.parametrize("n", range(3))

@@ -9,7 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from reports import atomic, collector, summary
+from fixtures.plugin import collector
+
+from reports import atomic, summary
 from reports.model import SCHEMA, BandwidthRecord, CaseRecord, CaseResult, RunResult
 
 pytestmark = pytest.mark.harness

@@ -14,7 +14,7 @@ from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
 from fixtures.dsl import fill, runner
 from fixtures.plugin.params import case_params
-from reports import run_state
+from fixtures.plugin import run_state
 from reports.model import BandwidthRecord
 
 pytestmark = pytest.mark.bench

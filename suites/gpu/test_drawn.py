@@ -10,7 +10,7 @@ import pytest
 
 from fixtures.cases import drawn, failures, matrix
 from fixtures.cases.stages import STAGES
-from reports import run_state
+from fixtures.plugin import run_state
 from suites.gpu._planted_classes import PLANTED_CLASSES
 
 pytestmark = pytest.mark.gpu

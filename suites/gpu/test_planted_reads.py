@@ -7,7 +7,7 @@ import pytest
 
 from fixtures.cases import failures
 from fixtures.plugin import canary, sanitize
-from reports import run_state
+from fixtures.plugin import run_state
 from suites.gpu._planted_reads import PLANTED_READS
 
 pytestmark = pytest.mark.gpu

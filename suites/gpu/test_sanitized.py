@@ -6,7 +6,7 @@ import pytest
 
 from fixtures.cases import limitations, matrix
 from fixtures.plugin import canary, sanitize
-from reports import run_state
+from fixtures.plugin import run_state
 
 pytestmark = [pytest.mark.gpu, pytest.mark.sanitize]
 
