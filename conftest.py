@@ -15,13 +15,12 @@ from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, nvml, settings
 from fixtures.plugin import fault, gpus, startup
 from fixtures.plugin import bench_phase, bench_plugin, collector, health, run_state
-from reports.model import CaseRecord
+from reports.model import DEVICE_TIERS, TIER_PRECEDENCE, CaseRecord
 from reports.usage import HarnessUsageError
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
 pytest_plugins = ["fixtures.plugin.provided", "pytester"]
 
-DEVICE_TIERS = ("gpu", "bench")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -206,7 +205,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         no_gpu = None
     skip_device = pytest.mark.skip(reason=no_gpu) if no_gpu else None
     for item in items:
-        tier = next((t for t in collector.TIERS if item.get_closest_marker(t)), "harness")
+        tier = next((t for t in TIER_PRECEDENCE if item.get_closest_marker(t)), "harness")
         item.user_properties.append(("tier", tier))
         if pinned is not None and tier in DEVICE_TIERS:
             item.user_properties.append(("gpu", pinned.uuid))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reports.model import RunResult
-from reports.summary import BAD, OUTCOMES
+from reports.model import BAD_OUTCOMES as BAD
+from reports.model import OUTCOMES, RunResult
 
 LISTED = 10  # nodeids shown per list before "and N more"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from reports import atomic, report_files, summary
-from reports.model import CaseResult, MergedRun, RunResult, install_key, install_name
+from reports.model import BAD_OUTCOMES, CaseResult, MergedRun, RunResult, install_key, install_name
 
 _PASSING_EXITS = (0, 1, 5)  # exits a merged report recomputes from its cases; others (2, 3, 4) carry over
 
@@ -91,7 +91,7 @@ def _exit_status(run: RunResult, exits: list[int | None]) -> int:
     if carried:
         return carried[0] if carried[0] is not None else 3
     counts = run.counts()
-    if any(counts[o] for o in summary.BAD):
+    if any(counts[o] for o in BAD_OUTCOMES):
         return 1
     return 0 if any(c.outcome != "skipped" for c in run.cases) else 5
 

@@ -9,6 +9,12 @@ SCHEMA = "cute-dsl-harness/results/6"
 # 2 to 6 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from)
 READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4, 5)) + (SCHEMA,)
+# the vocabulary every module reads, defined once: tiers in reading order, outcomes, what needs a human
+TIERS = ("host", "compile", "api", "gpu", "bench", "harness")
+DEVICE_TIERS = ("gpu", "bench")
+TIER_PRECEDENCE = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
+OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
+BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
 LOST = "GPU LOST"  # how a lost GPU's cases fail, and the verdict line's head
 STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail

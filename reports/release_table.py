@@ -17,10 +17,9 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from reports import atomic
-from reports.model import RunResult
+from reports.model import TIERS, RunResult
 from reports.summary import cell
 
-TIERS = ("host", "compile", "api", "gpu", "bench", "harness")
 START = "<!-- release-table:start (python -m reports releases RUN... --update docs/release-matrix.md) -->"
 END = "<!-- release-table:end -->"
 

@@ -11,8 +11,11 @@ from pathlib import Path
 from reports import stage_report
 from reports.baseline import MIN_RUNS
 from reports.model import (
+    BAD_OUTCOMES as BAD,
     LOST,
+    OUTCOMES,
     STORM,
+    TIERS as TIER_ORDER,
     BandwidthRecord,
     CaseResult,
     RunResult,
@@ -20,9 +23,6 @@ from reports.model import (
     install_name,
 )
 
-OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
-BAD = ("failed", "error", "xpassed")  # what needs a human
-TIER_ORDER = ("host", "compile", "api", "gpu", "bench", "harness")
 
 
 def verdict(run: RunResult) -> str:
