@@ -15,6 +15,7 @@ from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, nvml, settings
 from fixtures.plugin import fault, gpus, startup
 from fixtures.plugin import bench_phase, bench_plugin, collector, health, run_state
+from reports import model
 from reports.model import DEVICE_TIERS, TIER_PRECEDENCE, CaseRecord
 from reports.usage import HarnessUsageError
 
@@ -245,10 +246,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     state = run_state.of(item.config)
     if state.gpu_lost:
-        pytest.fail(f"{health.LOST}: {state.gpu_lost}", pytrace=False)
+        pytest.fail(f"{model.LOST}: {state.gpu_lost}", pytrace=False)
     storm = state.pinned and health.storm(collector.notes_dir(item.config), state.pinned.uuid)
     if storm:
-        pytest.fail(f"{health.STORM}: {storm}", pytrace=False)
+        pytest.fail(f"{model.STORM}: {storm}", pytrace=False)
     if state.poisoned and item.get_closest_marker("gpu"):
         nodeid, error = state.poisoned
         pytest.fail(f"CUDA context poisoned by {nodeid} ({error}); run with -n 2 or more to isolate faults")

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
-from reports import atomic, report_files, summary
+from reports import atomic, report_files
 from reports.model import BAD_OUTCOMES, CaseResult, MergedRun, RunResult, install_key, install_name
 
 _PASSING_EXITS = (0, 1, 5)  # exits a merged report recomputes from its cases; others (2, 3, 4) carry over

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.plugin import health
+from reports import model
 
 pytestmark = pytest.mark.harness
 
@@ -75,8 +76,8 @@ def run(project, monkeypatch, tmp_path):
 
 def test_a_gpu_gone_for_one_of_two_fails_its_cases_and_ends_the_run_as_gpu_lost(run):
     result, data, summary = run(2, "-n", "2", LOST_GPUS="GPU-fake-1", FAKE_NVML_RESET_REQUIRED="GPU-fake-1")
-    assert result.ret == health.GPU_LOST_EXIT, result.stdout.str()[-3000:]
-    assert data["status"] == "gpu lost" and data["exit_status"] == health.GPU_LOST_EXIT
+    assert result.ret == model.GPU_LOST_EXIT, result.stdout.str()[-3000:]
+    assert data["status"] == "gpu lost" and data["exit_status"] == model.GPU_LOST_EXIT
     on = {gpu: [c for c in data["cases"] if c["gpu"] == gpu] for gpu in ("GPU-fake-0", "GPU-fake-1")}
     assert on["GPU-fake-0"] and all(c["outcome"] == "passed" for c in on["GPU-fake-0"])
     assert on["GPU-fake-1"] and all(c["outcome"] == "error" for c in on["GPU-fake-1"])
