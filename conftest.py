@@ -207,13 +207,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip_device = pytest.mark.skip(reason=no_gpu) if no_gpu else None
     for item in items:
         tier = next((t for t in TIER_PRECEDENCE if item.get_closest_marker(t)), "harness")
-        item.user_properties.append(("tier", tier))
+        item.user_properties.append((model.TIER_KEY, tier))
         if pinned is not None and tier in DEVICE_TIERS:
-            item.user_properties.append(("gpu", pinned.uuid))
+            item.user_properties.append((model.GPU_KEY, pinned.uuid))
         case = getattr(getattr(item, "callspec", None), "params", {}).get("case")
         if hasattr(case, "stage"):
             record = CaseRecord(case.id, case.stage.name, case.dtype.id, case.align, case.layout, case.family)
-            item.user_properties.append(("case", asdict(record)))  # plain data: xdist serialises reports
+            item.user_properties.append((model.CASE_KEY, asdict(record)))  # plain data: xdist serialises reports
         for word in getattr(case, "keywords", ()):
             item.extra_keyword_matches.add(word)
         if skip_device and any(item.get_closest_marker(t) for t in DEVICE_TIERS):
@@ -260,4 +260,4 @@ def pytest_handlecrashitem(crashitem: str, report, sched) -> None:
     recorded = fault.recorded(collector.notes_dir(sched.config), crashitem)
     if recorded:  # only GPU cases record faults
         report.longrepr = f"{recorded}\n(the CUDA context was poisoned; its xdist worker was replaced)"
-        report.user_properties = [("tier", "gpu")]
+        report.user_properties = [(model.TIER_KEY, "gpu")]

@@ -15,6 +15,8 @@ DEVICE_TIERS = ("gpu", "bench")
 TIER_PRECEDENCE = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
+# the keys a case's records travel under in pytest's user_properties (xdist sends them as plain data)
+TIER_KEY, GPU_KEY, CASE_KEY, PTX_KEY, BANDWIDTH_KEY = "tier", "gpu", "case", "ptx", "bandwidth"
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
 LOST = "GPU LOST"  # how a lost GPU's cases fail, and the verdict line's head
 STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail

@@ -13,9 +13,9 @@ from fixtures.bandwidth import measure as bench
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
 from fixtures.dsl import fill, runner
-from fixtures.plugin.params import case_params
 from fixtures.plugin import run_state
-from reports.model import BandwidthRecord
+from fixtures.plugin.params import case_params
+from reports.model import BANDWIDTH_KEY, BandwidthRecord
 
 pytestmark = pytest.mark.bench
 
@@ -64,7 +64,7 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
             record.planted_slowdown = planted.fraction
         # as plain data: pytest-benchmark's extra_info and xdist's report serialisation take no objects
         bench.feed_benchmark(benchmark, bench.fastest(placed).measurement, record.to_dict())
-        request.node.user_properties.append(("bandwidth", record.to_dict()))
+        request.node.user_properties.append((BANDWIDTH_KEY, record.to_dict()))
         if record.verdict == "slower":
             pytest.fail(
                 f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.1f}% below the baseline's "

@@ -15,12 +15,13 @@ from fixtures.bandwidth import figures as bandwidth
 from fixtures.bandwidth import measure as bench
 from fixtures.bandwidth import timing
 from fixtures.cases import matrix
+from fixtures.cases.dtypes import DTYPES, HALF_DTYPES, INTEGER_DTYPES
 from fixtures.dsl import runner
 from reports.gate import FEW_RUNS_FLOOR_PCT
 
 pytestmark = pytest.mark.bench
 
-COMPARED_DTYPES = ("fp16", "bf16", "fp32", "i8", "u8")  # the 2-byte floats, fp32 and the 1-byte types
+COMPARED_DTYPES = (*HALF_DTYPES, "fp32", *(d for d in INTEGER_DTYPES if DTYPES[d].bytes == 1))  # the 2-byte floats, fp32 and the 1-byte types
 ROUNDS = 2  # measurements of each kernel, alternated (stage, torch, stage, torch): drift hits both
 # how far a stage may trail torch.add: the ratio comes from one run, with no spread between machine
 # starts behind it, so it gets the gate's floor for a reference of too few starts (4%); further

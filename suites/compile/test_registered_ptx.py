@@ -11,7 +11,7 @@ import pytest
 from fixtures.cases import access
 from fixtures.dsl import ptx
 from fixtures.plugin.params import case_params
-from reports.model import PtxFacts
+from reports.model import PTX_KEY, PtxFacts
 
 pytestmark = pytest.mark.compile
 
@@ -35,7 +35,7 @@ def test_registered_stage_ptx(case, compile_on_host, request):
         layout_allows=min(allowed.values()),
         judged=expect is not None,
     )
-    request.node.user_properties.append(("ptx", asdict(facts)))
+    request.node.user_properties.append((PTX_KEY, asdict(facts)))
     seen = f"{case.id}: PTX has {accesses.describe()}"
     assert accesses.stores, f"{seen}: no global store, so the kernel cannot write its output"
     if expect is None:

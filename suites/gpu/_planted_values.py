@@ -17,7 +17,7 @@ import cutlass.cute as cute
 import torch
 
 from fixtures.cases import values
-from fixtures.cases.dtypes import DTYPES
+from fixtures.cases.dtypes import DTYPES, FLOAT_DTYPES, HALF_DTYPES, INTEGER_DTYPES
 from fixtures.cases.ops import Op
 from fixtures.cases.stages import STAGES, Stage
 from fixtures.dsl.kernels import bind, predicated
@@ -87,13 +87,13 @@ def _planted(name: str, wrong: Callable, right: Callable, dtypes: tuple[str, ...
     return Planted(bind(stage, predicated.predicated_apply, op=wrong), dtypes, caught_as)
 
 
-FLOATS = ("fp16", "bf16", "fp32", "fp64")
+FLOATS = FLOAT_DTYPES
 
 PLANTED = (
-    _planted("saturating_add", saturating_add, operator.add, ("i8", "i32", "u8"), values.OVERFLOW),
+    _planted("saturating_add", saturating_add, operator.add, INTEGER_DTYPES, values.OVERFLOW),
     _planted("zero_skipping_mul", zero_skipping_mul, operator.mul, FLOATS, values.SIGNED_ZERO),
     _planted("flushing_add", flushing_add, operator.add, FLOATS, values.SUBNORMAL),
     _planted("nan_to_zero_add", nan_to_zero_add, operator.add, FLOATS, values.NAN),
     _planted("inf_to_max_add", inf_to_max_add, operator.add, FLOATS, values.INF),
-    _planted("ties_away_add", ties_away_add, operator.add, ("fp16", "bf16"), values.ROUNDING_TIE),
+    _planted("ties_away_add", ties_away_add, operator.add, HALF_DTYPES, values.ROUNDING_TIE),
 )
