@@ -16,7 +16,7 @@ from fixtures.dsl import device, nvml, settings
 from fixtures.plugin import fault, gpus, startup
 from fixtures.plugin import bench_phase, bench_plugin, collector, health, run_state
 from reports import model
-from reports.model import DEVICE_TIERS, TIER_PRECEDENCE, CaseRecord
+from reports.model import DEVICE_TIERS, TIER_PRECEDENCE, ApiDrift, CaseRecord
 from reports.usage import HarnessUsageError
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
@@ -111,7 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         state.fingerprint = fingerprint().as_dict()
         if not worker:  # the controller's recorder reports it
-            state.api_drift = [vars(r) | {"drifted": r.drifted} for r in drift_report()]
+            state.api_drift = [ApiDrift(**vars(r), drifted=r.drifted) for r in drift_report()]
         state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         state.registered_stages = registered

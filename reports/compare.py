@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from reports.model import BAD_OUTCOMES as BAD
-from reports.model import OUTCOMES, RunResult
+from reports.model import OUTCOMES, ApiDrift, RunResult
 
 LISTED = 10  # nodeids shown per list before "and N more"
 
@@ -88,26 +88,27 @@ def _outcomes(a: RunResult, b: RunResult) -> list[str]:
 
 
 def _drift(a: RunResult, b: RunResult) -> list[str]:
-    before = {d["capability"]: d for d in a.api_drift}
-    after = {d["capability"]: d for d in b.api_drift}
-    changed = [cap for cap in dict.fromkeys([*before, *after])
-               if (before.get(cap) or {}).get("used") != (after.get(cap) or {}).get("used")
-               or (before.get(cap) or {}).get("drifted") != (after.get(cap) or {}).get("drifted")]
+    before = {d.capability: d for d in a.api_drift}
+    after = {d.capability: d for d in b.api_drift}
+
+    def seen(entry: ApiDrift | None) -> tuple:
+        return (entry.used, entry.drifted) if entry else (None, None)
+
+    changed = [cap for cap in dict.fromkeys([*before, *after]) if seen(before.get(cap)) != seen(after.get(cap))]
     if not changed:
         return []
     lines = ["## API drift", "", "| capability | A uses | B uses | current spelling |", "|---|---|---|---|"]
     for cap in changed:
-        old, new = before.get(cap, {}), after.get(cap, {})
-        lines.append(f"| {cap} | {_spelling(old)} | {_spelling(new)} | "
-                     f"`{new.get('preferred') or old.get('preferred')}` |")
+        old, new = before.get(cap), after.get(cap)
+        lines.append(f"| {cap} | {_spelling(old)} | {_spelling(new)} | `{(new or old).preferred}` |")
     return lines + [""]
 
 
 def _deprecations(a: RunResult, b: RunResult) -> list[str]:
     """Deprecations B warns about that A did not (what the newer install will break next), and
     those A had that B no longer reports (gone: removed, or undeprecated)."""
-    before = {d["message"] for d in a.deprecations}
-    after = {d["message"] for d in b.deprecations}
+    before = {d.message for d in a.deprecations}
+    after = {d.message for d in b.deprecations}
     lines = []
     for title, messages in (("New deprecations in B", after - before), ("Deprecations only in A", before - after)):
         if messages:
@@ -115,10 +116,10 @@ def _deprecations(a: RunResult, b: RunResult) -> list[str]:
     return lines
 
 
-def _spelling(entry: dict) -> str:
-    if not entry:
+def _spelling(entry: ApiDrift | None) -> str:
+    if entry is None:
         return "–"
-    return f"`{entry.get('used')}`" + (" (drifted)" if entry.get("drifted") else "")
+    return f"`{entry.used}`" + (" (drifted)" if entry.drifted else "")
 
 
 def _bandwidth(a: RunResult, b: RunResult, threshold_pct: float) -> list[str]:

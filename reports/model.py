@@ -124,6 +124,35 @@ class GpuRecord:
 
 
 @dataclass
+class ApiDrift:
+    """How one DSL capability the harness uses resolved in this install (``fixtures.dsl.compat``)."""
+
+    capability: str
+    used: str | None  # the spelling found; None where this release has none
+    preferred: str  # the current spelling
+    drifted: bool = False  # an older spelling was used
+    note: str = ""  # the capability's history
+
+
+@dataclass
+class Deprecation:
+    """A DSL deprecation a run met: what breaks in a later release."""
+
+    category: str
+    message: str
+    where: str = ""  # file:line of the warning
+    first_case: str = ""  # the first case that met it ("" at collection)
+
+
+@dataclass
+class CompileTally:
+    """Kernel compiles across every process of a run, and the distinct signatures among them."""
+
+    compiles: int
+    distinct_signatures: int
+
+
+@dataclass
 class MergedRun:
     """One run a merged report was made from (``python -m reports merge``)."""
 
@@ -134,7 +163,7 @@ class MergedRun:
     status: str
     exit_status: int | None
     cases: int
-    compiles: dict[str, int] = field(default_factory=dict)
+    compiles: CompileTally | None = None
 
 
 @dataclass
@@ -159,9 +188,9 @@ class RunResult:
     started: str
     finished: str = ""
     exit_status: int | None = None
-    api_drift: list[dict] = field(default_factory=list)
-    deprecations: list[dict] = field(default_factory=list)  # DSL deprecations seen: what breaks next release
-    compiles: dict[str, int] = field(default_factory=dict)  # kernel compiles, and distinct signatures
+    api_drift: list[ApiDrift] = field(default_factory=list)
+    deprecations: list[Deprecation] = field(default_factory=list)  # DSL deprecations seen: what breaks next release
+    compiles: CompileTally | None = None
     cases: list[CaseResult] = field(default_factory=list)
     baseline: dict = field(default_factory=dict)  # {"path", "fingerprint"} if compared, else {"note"}
     status: str = "complete"  # how the run ended (STATUSES); a run written before schema 4 was complete
@@ -222,6 +251,11 @@ class RunResult:
         run.cases = [_case(c, f"case {i}") for i, c in enumerate(cases)]
         run.gpus = [_build(GpuRecord, g, f"gpu {i}") for i, g in enumerate(run.gpus)]
         run.merged_from = [_build(MergedRun, m, f"merged run {i}") for i, m in enumerate(run.merged_from)]
+        for merged in run.merged_from:
+            merged.compiles = _build(CompileTally, merged.compiles, "merged run compiles") if merged.compiles else None
+        run.api_drift = [_build(ApiDrift, d, f"api drift {i}") for i, d in enumerate(run.api_drift)]
+        run.deprecations = [_build(Deprecation, d, f"deprecation {i}") for i, d in enumerate(run.deprecations)]
+        run.compiles = _build(CompileTally, run.compiles, "compiles") if run.compiles else None  # {} before: none
         return run
 
 

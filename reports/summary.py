@@ -104,8 +104,8 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     lines += [f"- arch: `{run.arch}`", f"- exit status: `{run.exit_status}`"]
     if run.compiles:
         lines.append(
-            f"- kernel compiles: `{run.compiles['compiles']}` for `{len(run.cases)}` cases "
-            f"(`{run.compiles['distinct_signatures']}` distinct signatures)"
+            f"- kernel compiles: `{run.compiles.compiles}` for `{len(run.cases)}` cases "
+            f"(`{run.compiles.distinct_signatures}` distinct signatures)"
         )
     lines.append("")
     lines += ["| tier | " + " | ".join(OUTCOMES) + " |", "|---" * (len(OUTCOMES) + 1) + "|"]
@@ -129,14 +129,14 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     if reasons:
         lines += ["", "## Skips and expected failures", "", "| outcome | count | reason |", "|---|---|---|"]
         lines += [f"| {o} | {n} | {r} |" for (o, r), n in reasons.most_common()]
-    drift = [d for d in run.api_drift if d.get("used") != d.get("preferred")]
+    drift = [d for d in run.api_drift if d.used != d.preferred]
     if drift:
         lines += ["", "## API drift", ""]
-        lines += [f"- `{d['capability']}`: " + (f"uses `{d['used']}`" if d["used"] else "absent in this release")
-                  + f" (current spelling `{d['preferred']}`)" + (f": {d['note']}" if d.get("note") else "") for d in drift]
+        lines += [f"- `{d.capability}`: " + (f"uses `{d.used}`" if d.used else "absent in this release")
+                  + f" (current spelling `{d.preferred}`)" + (f": {d.note}" if d.note else "") for d in drift]
     if run.deprecations:
         lines += ["", "## Deprecations (what breaks in a later release)", ""]
-        lines += [f"- {d['category']}: {d['message']} (first in `{d['first_case'] or 'collection'}`)" for d in run.deprecations]
+        lines += [f"- {d.category}: {d.message} (first in `{d.first_case or 'collection'}`)" for d in run.deprecations]
     lines += stage_report.sections(run, cell)
     lines += _bandwidth(run, images)
     return "\n".join(lines) + "\n"

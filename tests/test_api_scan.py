@@ -8,6 +8,7 @@ from typing_extensions import deprecated
 
 from fixtures.dsl import api_surface
 from fixtures.plugin import collector
+from reports.model import Deprecation
 
 pytestmark = pytest.mark.harness
 
@@ -109,5 +110,4 @@ def test_only_dsl_deprecations_become_findings(message, category, filename, reco
     finding = collector.deprecation_finding(warning(message, category, filename), "t.py::test")
     assert (finding is not None) == recorded
     if recorded:
-        assert finding == {"category": category.__name__, "message": message, "where": f"{filename}:7",
-                           "first_case": "t.py::test"}
+        assert finding == Deprecation(category.__name__, message, f"{filename}:7", "t.py::test")

@@ -12,7 +12,7 @@ import pytest
 from fixtures.plugin import collector
 
 from reports import atomic, summary
-from reports.model import SCHEMA, BandwidthRecord, CaseRecord, CaseResult, RunResult
+from reports.model import SCHEMA, ApiDrift, BandwidthRecord, CaseRecord, CaseResult, RunResult
 
 pytestmark = pytest.mark.harness
 
@@ -77,12 +77,9 @@ def run():
         started="2026-01-01T00:00:00+00:00",
         exit_status=1,
         api_drift=[
-            {"capability": "benchmark", "used": "cutlass.testing.benchmark",
-             "preferred": "cutlass.testing.benchmark", "drifted": False},
-            {"capability": "make_rmem_tensor", "used": "cutlass.cute.make_fragment",
-             "preferred": "cutlass.cute.make_rmem_tensor", "drifted": True},
-            {"capability": "JitArguments", "used": None,
-             "preferred": "cutlass.testing.JitArguments", "drifted": True},
+            ApiDrift("benchmark", "cutlass.testing.benchmark", "cutlass.testing.benchmark", False),
+            ApiDrift("make_rmem_tensor", "cutlass.cute.make_fragment", "cutlass.cute.make_rmem_tensor", True),
+            ApiDrift("JitArguments", None, "cutlass.testing.JitArguments", True),
         ],
         cases=[
             case("h::ok1", "passed"),
