@@ -13,15 +13,13 @@ import pytest
 
 from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, nvml, settings
-from fixtures.plugin import fault, gpus, startup
-from fixtures.plugin import bench_phase, bench_plugin, collector, health, run_state
+from fixtures.plugin import bench_phase, bench_plugin, collector, fault, gpus, health, run_state, startup
 from reports import model
 from reports.model import DEVICE_TIERS, TIER_PRECEDENCE, ApiDrift, CaseRecord
 from reports.usage import HarnessUsageError
 
 # the fixtures the suites take; pytester: the harness's own tests (tests/) drive this plugin through it
 pytest_plugins = ["fixtures.plugin.provided", "pytester"]
-
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
