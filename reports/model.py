@@ -153,6 +153,17 @@ class CompileTally:
 
 
 @dataclass
+class BaselineInfo:
+    """What a run's bandwidth was judged against: a baseline file (its path, install, machine
+    starts), or why none (``note``)."""
+
+    path: str = ""
+    fingerprint: dict[str, str] = field(default_factory=dict)
+    runs: int | None = None
+    note: str = ""
+
+
+@dataclass
 class MergedRun:
     """One run a merged report was made from (``python -m reports merge``)."""
 
@@ -192,7 +203,7 @@ class RunResult:
     deprecations: list[Deprecation] = field(default_factory=list)  # DSL deprecations seen: what breaks next release
     compiles: CompileTally | None = None
     cases: list[CaseResult] = field(default_factory=list)
-    baseline: dict = field(default_factory=dict)  # {"path", "fingerprint"} if compared, else {"note"}
+    baseline: BaselineInfo = field(default_factory=BaselineInfo)
     status: str = "complete"  # how the run ended (STATUSES); a run written before schema 4 was complete
     collected: int | None = None  # cases selected to run; None in runs written before schema 4
     notes: list[str] = field(default_factory=list)  # what went wrong in the harness itself (a plot not written)
@@ -256,6 +267,8 @@ class RunResult:
         run.api_drift = [_build(ApiDrift, d, f"api drift {i}") for i, d in enumerate(run.api_drift)]
         run.deprecations = [_build(Deprecation, d, f"deprecation {i}") for i, d in enumerate(run.deprecations)]
         run.compiles = _build(CompileTally, run.compiles, "compiles") if run.compiles else None  # {} before: none
+        if isinstance(run.baseline, dict):  # absent from the earliest schema: the default stands
+            run.baseline = _build(BaselineInfo, run.baseline, "baseline")
         return run
 
 

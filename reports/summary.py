@@ -280,13 +280,13 @@ def _bandwidth_context(run: RunResult, rows: list[BandwidthRecord]) -> str:
     ceiling = f"{ceilings[0]:.0f}" if len(ceilings) == 1 else f"{ceilings[0]:.0f}-{ceilings[-1]:.0f}"
     peaks = {b.spec_peak_gbps for b in rows} - {None}
     peak = " / ".join(f"{p:.0f} GB/s" for p in sorted(peaks)) if peaks else "unknown"
-    if "path" in run.baseline:
-        base = f"baseline `{run.baseline['path']}`"
-        dsl = run.baseline.get("fingerprint", {}).get("dsl")
-        runs = run.baseline.get("runs")
+    if run.baseline.path:
+        base = f"baseline `{run.baseline.path}`"
+        dsl = run.baseline.fingerprint.get("dsl")
+        runs = run.baseline.runs
         base += " (" + ", ".join(filter(None, [f"dsl {dsl}" if dsl else "", f"{runs} runs" if runs else ""])) + ")"
     else:
-        base = f"baseline: none ({run.baseline.get('note', 'not recorded')})"
+        base = f"baseline: none ({run.baseline.note or 'not recorded'})"
     return f"Ceiling (D2D copy, this session): **{ceiling} GB/s** · spec peak: {peak} · {base}"
 
 

@@ -12,7 +12,7 @@ import pytest
 from fixtures.plugin import collector
 
 from reports import atomic, summary
-from reports.model import SCHEMA, ApiDrift, BandwidthRecord, CaseRecord, CaseResult, RunResult
+from reports.model import SCHEMA, ApiDrift, BandwidthRecord, BaselineInfo, CaseRecord, CaseResult, RunResult
 
 pytestmark = pytest.mark.harness
 
@@ -170,7 +170,7 @@ def bandwidth_record(stage: str, gbps: float) -> BandwidthRecord:
 def test_results_json_round_trips(run):
     """What the collector writes, the comparison reads back unchanged."""
     run.cases[0].bandwidth = bandwidth_record("tuned", 2900.0)
-    run.baseline = {"note": "--baseline not given"}
+    run.baseline = BaselineInfo(note="--baseline not given")
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))) == run
 
 
@@ -182,7 +182,7 @@ def test_schema_1_results_load_with_defaults(run):
     for c in data["cases"]:
         del c["case"], c["bandwidth"]
     loaded = RunResult.from_json(data)
-    assert loaded.baseline == {} and loaded.cases[0].bandwidth is None and loaded.cases == run.cases
+    assert loaded.baseline == BaselineInfo() and loaded.cases[0].bandwidth is None and loaded.cases == run.cases
 
 
 @pytest.mark.parametrize(
@@ -350,7 +350,7 @@ def test_summary_marks_cases_judged_against_too_few_machine_starts():
     rows = [c.bandwidth for c in data.bench_cases() if c.bandwidth.verdict == "same"]
     rows[0].baseline_runs, rows[0].baseline_spread_pct = 1, 0.0
     rows[1].baseline_runs, rows[1].baseline_spread_pct = 3, 0.8
-    data.baseline["runs"] = 3
+    data.baseline.runs = 3
     lines = section(summary.render(data), "Bandwidth")
     assert lines[0].endswith("baseline `runs/453/results.json` (dsl 4.5.3, 3 runs)")
     first, second = (next(line for line in lines if line.startswith(f"| {r.stage} | {r.dtype} | {r.size} |")) for r in rows[:2])
