@@ -112,8 +112,8 @@ def first_element_peeled(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stre
 
 @dataclass(frozen=True)
 class PlantedClass:
-    """A wrong stage, the id word of the class it is wrong on, and cases of that class where it
-    must be caught (the rest of the plan's classes must pass)."""
+    """A wrong stage, the id word of the class it is wrong on (for a planted read, the kind the
+    sanitizer names), and cases of that class where it must be caught (the rest must pass)."""
 
     stage: Stage
     word: str
@@ -172,10 +172,15 @@ PLANTED_EMPTY = PlantedClass(
 )
 
 
-def planted_case(case_id: str) -> Case:
-    """The planted stage's case ``case_id`` names, from any of the planted classes."""
-    for planted in (*PLANTED_CLASSES, *PLANTED_LARGE, PLANTED_EMPTY):
-        for case in planted.cases(planted.caught + planted.passes):
+def find(case_id: str, planted: tuple[PlantedClass, ...]) -> Case:
+    """The case ``case_id`` names among the cases of ``planted`` (how a child process finds one)."""
+    for p in planted:
+        for case in p.cases(p.caught + p.passes):
             if case.id == case_id:
                 return case
     raise LookupError(f"no planted case {case_id}")
+
+
+def planted_case(case_id: str) -> Case:
+    """The planted stage's case ``case_id`` names, from any of the planted classes."""
+    return find(case_id, (*PLANTED_CLASSES, *PLANTED_LARGE, PLANTED_EMPTY))

@@ -7,19 +7,17 @@ one that ran a tile past its tensor would leave mapped memory and fault.
 
 from __future__ import annotations
 
-import dataclasses
-
 import cuda.bindings.driver as cuda
 import cutlass
 import cutlass.cute as cute
 
-from fixtures.cases import matrix
 from fixtures.cases.geometry import VECTOR_BYTES
 from fixtures.cases.matrix import Case
 from fixtures.cases.ops import ADD
 from fixtures.cases.stages import Stage
 from fixtures.dsl import compat
 from fixtures.dsl.kernels import bind
+from suites.gpu._planted_classes import PlantedClass, find
 
 THREADS = 256
 
@@ -54,22 +52,8 @@ def tail_overread(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cud
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class PlantedRead:
-    """A stage that reads past its tensors, the cases where the sanitizer must name the read,
-    and cases it computes right on (it passes all of them in the ordinary tier)."""
-
-    stage: Stage
-    kind: str  # the sanitizer's kind, in the harness's words
-    caught: tuple[str, ...]  # ids, with ``{stage}`` for the stage's name
-    passes: tuple[str, ...]
-
-    def cases(self, ids: tuple[str, ...]) -> list[Case]:
-        return [dataclasses.replace(matrix.case_from_id(i.format(stage="naive")), stage=self.stage) for i in ids]
-
-
 PLANTED_READS = (
-    PlantedRead(
+    PlantedClass(
         bind(Stage("planted_tail_overread", ADD), tail_overread),
         "out-of-bounds read",
         # a row of 101 fp16 elements ends 3 elements into its last vector
@@ -83,8 +67,4 @@ PLANTED_READS = (
 
 def planted_case(case_id: str) -> Case:
     """The planted read stage's case ``case_id`` names (how the sanitizer's child finds it)."""
-    for planted in PLANTED_READS:
-        for case in planted.cases(planted.caught + planted.passes):
-            if case.id == case_id:
-                return case
-    raise LookupError(f"no planted read case {case_id}")
+    return find(case_id, PLANTED_READS)

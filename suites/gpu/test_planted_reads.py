@@ -34,5 +34,5 @@ def test_a_kernel_that_reads_past_its_tensors_is_caught_by_the_sanitizer(planted
         pytest.skip("not asked for (--sanitize with memcheck)")
     if state.sanitizer_missing:
         pytest.skip(state.sanitizer_missing)
-    with pytest.raises(failures.SanitizerFinding, match=rf"memcheck: {planted.kind} in .*past the end of operand [ab]"):
+    with pytest.raises(failures.SanitizerFinding, match=rf"memcheck: {planted.word} in .*past the end of operand [ab]"):
         sanitize.run(case.id, "memcheck", [], pytestconfig.getoption("--require-gpu"), lookup="suites.gpu._planted_reads")
