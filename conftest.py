@@ -104,27 +104,38 @@ def pytest_configure(config: pytest.Config) -> None:
         dump_dir = collector.scratch_dir(config) / "dsl-dumps" / str(os.getpid())
         dump_dir.mkdir(parents=True, exist_ok=True)
         settings.apply(state.arch, dump_dir)
+        from fixtures.cases.stages import with_registered
         from fixtures.dsl.compat import drift_report
         from fixtures.dsl.environment import fingerprint
 
         state.fingerprint = fingerprint().as_dict()
         if not worker:  # the controller's recorder reports it
             state.api_drift = [ApiDrift(**vars(r), drifted=r.drifted) for r in drift_report()]
-        state.bench_gate = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
+        gate = config.stash[bench_plugin.GATE_KEY] = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
+        state.baseline = gate.info()
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
-        state.registered_stages = registered
-        state.drawn_cases = startup.drawn_case_option(config.getoption("--drawn-case"))
+        state.stages = with_registered(registered)
+        state.drawn_cases = startup.drawn_case_option(config.getoption("--drawn-case"), state.stages)
         if registered and not worker:
             # provided is loaded by pytest_plugins; its compiler keeps the start-up compile
             from fixtures.plugin.provided import process_compiler
 
-            startup.compile_registered(registered, process_compiler(config))
+            startup.compile_registered(registered, state.stages, process_compiler(config))
     except HarnessUsageError as exc:
         collector.unconfigure(config)
         raise pytest.UsageError(str(exc)) from None
-    config.pluginmanager.register(state.bench_gate, "cute-harness-bench-gate")
+    config.pluginmanager.register(gate, "cute-harness-bench-gate")
     collector.configure(config, report_dir)
     bench_phase.register(config)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``plan(NAME)`` takes ``case`` from that plan, over the run's stages."""
+    marker = metafunc.definition.get_closest_marker("plan")
+    if marker is not None:
+        from fixtures.plugin.params import plan_params
+
+        metafunc.parametrize("case", plan_params(*marker.args, run_state.of(metafunc.config).stages, **marker.kwargs))
 
 
 @pytest.hookimpl(trylast=True)

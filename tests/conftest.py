@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # a stage whose threads each hold 4 rows of one 16-byte vector (the tuned stage's shape before it
 # went to one row): its column-major run, 4 elements, is shorter than a vector for most types
-FOUR_ROWS = replace(STAGES["tuned"], name="four_rows", tile=lambda d: (4, 2048),
+FOUR_ROWS = replace(BUILT_IN_STAGES["tuned"], name="four_rows", tile=lambda d: (4, 2048),
                     values_per_thread=lambda d: 4 * d.vector, rows_per_thread=4)
 
 

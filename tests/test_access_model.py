@@ -5,14 +5,14 @@ import pytest
 from fixtures.cases import access, matrix
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 from tests.conftest import FOUR_ROWS
 
 pytestmark = pytest.mark.harness
 
 
 def make_case(stage, dtype="fp16", align="align16", layout="static", shape=(128, 2048), family="aligned"):
-    return Case(FOUR_ROWS if stage == "four_rows" else STAGES[stage], DTYPES[dtype], align, layout, shape, family)
+    return Case(FOUR_ROWS if stage == "four_rows" else BUILT_IN_STAGES[stage], DTYPES[dtype], align, layout, shape, family)
 
 
 @pytest.mark.parametrize(

@@ -6,16 +6,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fixtures.cases import drawn, limitations, matrix
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 
 pytestmark = pytest.mark.harness
 
 
-@pytest.mark.parametrize("stage", list(STAGES), ids=str)
+@pytest.mark.parametrize("stage", list(BUILT_IN_STAGES), ids=str)
 @settings(max_examples=25, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_a_drawn_case_is_inside_its_stage_and_its_id_names_it(stage, data):
-    case = data.draw(drawn.cases_for(STAGES[stage]))
+    case = data.draw(drawn.cases_for(BUILT_IN_STAGES[stage]))
     assert matrix.outside_domain(case) is None and limitations.known(case, "gpu") is None
     assert case.shape[0] * case.shape[1] <= drawn.MAX_ELEMENTS
     for operand, same in case.shares_storage.items():

@@ -20,9 +20,9 @@ from fixtures.cases.matrix import (
     SHAPE_FAMILIES,
     Case,
 )
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 from fixtures.dsl import compat
-from fixtures.plugin.params import case_params
+from fixtures.plugin.params import plan_params
 from tests.conftest import FOUR_ROWS
 
 DATA = Path(__file__).parent / "data"
@@ -33,7 +33,7 @@ PLANS = sorted(p for p in matrix.PLANS if matrix.cases(p))  # compile_registered
 
 
 def make_case(stage, dtype="fp16", align="align16", layout="static", shape=(128, 2048), family="aligned"):
-    return Case(STAGES[stage], DTYPES[dtype], align, layout, shape, family)
+    return Case(BUILT_IN_STAGES[stage], DTYPES[dtype], align, layout, shape, family)
 
 
 def _alternatives(words):
@@ -41,7 +41,7 @@ def _alternatives(words):
 
 
 ID = re.compile(
-    rf"(?P<stage>{_alternatives(STAGES)})-(?P<dtype>{_alternatives(DTYPES)})"
+    rf"(?P<stage>{_alternatives(BUILT_IN_STAGES)})-(?P<dtype>{_alternatives(DTYPES)})"
     rf"-(?P<align>{_alternatives(ALIGNMENTS)})-(?P<layout>{_alternatives(LAYOUTS)})"
     rf"(?P<operands>(-[abc]_({_alternatives(matrix.OPERAND_LAYOUTS)}))*)(-(?P<alias>{_alternatives(matrix.ALIASES)}))?"
     rf"-(?P<m>\d+)x(?P<n>\d+)"
@@ -184,7 +184,7 @@ def test_shared_signatures_differ_only_in_dynamic_shape_or_an_unclaimed_offset(p
 def test_compile_plan_covers_every_stage_dtype_alignment_layout():
     """The compile tier's promise: every stage x arithmetic dtype x alignment x layout, compiled once at least."""
     covered = {(c.stage.name, c.dtype.id, c.align, c.layout) for c in matrix.cases("compile")}
-    missing = set(product(STAGES, ARITHMETIC_DTYPES, ALIGNMENTS, LAYOUTS)) - covered
+    missing = set(product(BUILT_IN_STAGES, ARITHMETIC_DTYPES, ALIGNMENTS, LAYOUTS)) - covered
     assert missing == set()
 
 
@@ -205,7 +205,7 @@ def test_fp8_cases_carry_known_limitation():
     """fp8 is compiled once per stage as a canary, always with its limitation; no arithmetic case has one there."""
     cases = matrix.cases("compile")
     fp8 = [c for c in cases if c.dtype.id in NON_ARITHMETIC_DTYPES]
-    assert {(c.stage.name, c.dtype.id) for c in fp8} == set(product(STAGES, NON_ARITHMETIC_DTYPES))
+    assert {(c.stage.name, c.dtype.id) for c in fp8} == set(product(BUILT_IN_STAGES, NON_ARITHMETIC_DTYPES))
     assert all("fp8" in limitations.known(c, "compile").reason for c in fp8)
     fp8_limited = [c for c in cases if limitations.known(c, "compile") and "fp8" in limitations.known(c, "compile").reason]
     assert [c.id for c in fp8_limited if c.dtype.id in ARITHMETIC_DTYPES] == []
@@ -234,7 +234,7 @@ def test_known_limitation_is_scoped_to_its_plans_dtypes_and_ops(case, plan, reas
 @pytest.mark.parametrize("plan", PLANS)
 def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan):
     """A DSL defect must fail as a DSL error, a wrong result as a ConformanceError; an unexpected pass fails the run."""
-    params = case_params(plan)
+    params = plan_params(plan, BUILT_IN_STAGES)
     limited = [p for p in params if limitations.known(p.values[0], plan)]
     assert limited
     for param in limited:
@@ -312,11 +312,11 @@ def test_in_place_cases_share_the_compile_of_an_out_of_place_case():
 
 def test_every_stage_claiming_aliasing_gets_every_alias_in_every_dtype():
     covered = {(c.stage.name, c.dtype.id, c.alias) for c in matrix.cases("gpu") if c.alias}
-    assert covered == set(product(STAGES, ARITHMETIC_DTYPES, matrix.ALIASES))
+    assert covered == set(product(BUILT_IN_STAGES, ARITHMETIC_DTYPES, matrix.ALIASES))
 
 
 def test_a_stage_that_does_not_claim_aliasing_gets_no_in_place_case():
-    stage = replace(STAGES["predicated"], aliasing=False)
+    stage = replace(BUILT_IN_STAGES["predicated"], aliasing=False)
     case = Case(stage, DTYPES["fp16"], "align16", "static", (97, 101), "odd", alias="c_is_a")
     assert "does not claim in-place calls" in matrix.outside_domain(case)
 
@@ -327,14 +327,14 @@ def test_operand_layouts_meet_pairwise_in_every_stage():
     for i, j in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (1, 4), (2, 4), (3, 4), (0, 4)):
         levels = [sorted({r[i] for r in rows}), sorted({r[j] for r in rows})]
         assert {(r[i], r[j]) for r in rows} == set(product(*levels)), (i, j)
-    for stage in STAGES:
+    for stage in BUILT_IN_STAGES:
         triples = {(c.operand_layout("a"), c.operand_layout("b"), c.operand_layout("c"), c.mode)
                    for c in matrix.cases("gpu") if c.stage.name == stage and not c.alias}
         assert {(a, c) for a, _, c, _ in triples} >= set(product(matrix.OPERAND_LAYOUTS, ("rowmajor", "colmajor", "strided", "offset"))), stage
 
 
 def test_mixed_case_keeps_the_layout_axis_id_where_the_triple_is_one_of_its_layouts():
-    stage, fp16 = STAGES["tv"], DTYPES["fp16"]
+    stage, fp16 = BUILT_IN_STAGES["tv"], DTYPES["fp16"]
     assert matrix.mixed_case(stage, fp16, "align16", "static", ("rowmajor", "rowbcast", "rowmajor"), (128, 2048), "x").id == \
         "tv-fp16-align16-bcast-128x2048"
     assert matrix.mixed_case(stage, fp16, "align16", "dynamic", ("rowmajor",) * 3, (128, 2048), "x").id == \
@@ -350,7 +350,7 @@ def test_case_from_id_refuses_what_names_no_case(text):
 
 
 def test_each_operand_gets_its_own_strides_offset_and_claim():
-    case = Case(STAGES["tv"], DTYPES["fp16"], "align16", "static", (97, 101), "odd", ("offset", "colbcast", "colmajor"))
+    case = Case(BUILT_IN_STAGES["tv"], DTYPES["fp16"], "align16", "static", (97, 101), "odd", ("offset", "colbcast", "colmajor"))
     assert [case.strides(op) for op in "abc"] == [(101, 1), (1, 0), (1, 97)]
     assert [case.base_offset(op) for op in "abc"] == [1, 0, 0]
     assert [case.assumed_align(op) for op in "abc"] == [None, 16, 16]

@@ -65,8 +65,8 @@ def test_no_bandwidth_writes_nothing(tmp_path):
 
 def test_every_stage_of_the_matrix_has_a_colour_of_its_own():
     """Bars are told apart by colour alone: two stages sharing one would read as one."""
-    from fixtures.cases.stages import STAGES
+    from fixtures.cases.stages import BUILT_IN_STAGES
 
-    rows = [SimpleNamespace(stage=name) for name in [*STAGES, "torch_add", "d2d_copy"]]
+    rows = [SimpleNamespace(stage=name) for name in [*BUILT_IN_STAGES, "torch_add", "d2d_copy"]]
     colours = plots._colours(rows)
-    assert len(set(colours.values())) == len(colours) == len(STAGES) + 2
+    assert len(set(colours.values())) == len(colours) == len(BUILT_IN_STAGES) + 2

@@ -42,9 +42,8 @@ def test_limitation():
 
 CASES_MODULE = """
 import pytest
-from fixtures.plugin.params import case_params
 
-@pytest.mark.parametrize("case", case_params("gpu"))
+@pytest.mark.plan("gpu")
 def test_case(case):
     pass
 """

@@ -1,42 +1,49 @@
 """``fixtures.dsl.kernels.register``: a user's kernel joins the gpu plan under its own name."""
 
+import types
+
 import pytest
 
 from fixtures.cases import matrix
-from fixtures.cases.stages import STAGES
-from fixtures.dsl.kernels import KERNELS, register
+from fixtures.cases.stages import BUILT_IN_STAGES, with_registered
+from fixtures.dsl.kernels import kernel_of, register, registered_in
 
 pytestmark = pytest.mark.harness
 
 
-@pytest.fixture
-def registered():
-    """Register a stand-in launch function and unregister it afterwards."""
-    names = []
-
-    def _register(name, **kwargs):
-        decorate = register(name, **kwargs)  # refused here: nothing to undo
-        names.append(name)
-        return decorate(lambda *args: None)
-
-    yield _register
-    for name in names:
-        STAGES.pop(name, None)
-        KERNELS.pop(name, None)
+def stage_module(name: str, **kwargs) -> types.ModuleType:
+    """A stage module registering a stand-in launch function as ``name``."""
+    module = types.ModuleType("my_stages")
+    vars(module).update(register=register, name=name, kwargs=kwargs)
+    exec("my_kernel = register(name, **kwargs)(lambda *args: None)", vars(module))
+    return module
 
 
-def test_registered_stage_runs_the_whole_gpu_plan_with_readable_ids(registered):
-    registered("my_kernel", op="mul", domain=lambda m, n, d: "odd shapes only" if m % 2 == 0 else None)
-    ids = [c.id for c in matrix.cases("gpu") if c.stage.name == "my_kernel"]
+def registered(name: str, **kwargs):
+    """The run's stages once a module registers ``name``."""
+    return with_registered(registered_in(stage_module(name, **kwargs)))
+
+
+def test_registered_stage_runs_the_whole_gpu_plan_with_readable_ids():
+    stages = registered("my_kernel", op="mul", domain=lambda m, n, d: "odd shapes only" if m % 2 == 0 else None)
+    ids = [c.id for c in matrix.cases("gpu", stages) if c.stage.name == "my_kernel"]
     assert "my_kernel-bf16-align16-dynamic-1000x1003" not in ids  # its domain says no to even M
     assert "my_kernel-bf16-align16-dynamic-97x101" in ids
-    assert all(c.stage.op.name == "mul" for c in matrix.cases("gpu") if c.stage.name == "my_kernel")
-    assert not any(c.stage.name == "my_kernel" for c in matrix.cases("compile")), "no access model, no tutorial rules"
+    assert all(c.stage.op.name == "mul" for c in matrix.cases("gpu", stages) if c.stage.name == "my_kernel")
+    assert not any(c.stage.name == "my_kernel" for c in matrix.cases("compile", stages)), "no access model, no tutorial rules"
 
 
+def test_registering_changes_no_other_run():
+    """``register`` records the stage in its module; only a run that loads the module holds it."""
+    module = stage_module("my_kernel")
+    assert "my_kernel" not in BUILT_IN_STAGES
+    assert not any(c.stage.name == "my_kernel" for c in matrix.cases("gpu"))
+    (stage,) = registered_in(module)
+    assert stage.name == "my_kernel" and kernel_of(stage).launch is module.my_kernel
 
-def test_a_taken_name_or_an_unknown_op_is_refused(registered):
-    with pytest.raises(ValueError, match="'tv' is already registered"):
+
+def test_a_built_in_name_or_an_unknown_op_is_refused():
+    with pytest.raises(ValueError, match="'tv' is built in"):
         registered("tv")
     with pytest.raises(ValueError, match="unknown op 'div'"):
         registered("my_div", op="div")
@@ -55,34 +62,29 @@ def test_a_launch_function_of_the_wrong_arity_is_refused():
         register("my_three")(three)
     with pytest.raises(ValueError, match=r"^stage 'my_five': five must take \(mA, mB, mC, stream\)$"):
         register("my_five")(five)
-    try:
-        register("my_five", takes_op=True)(five)
-        assert STAGES["my_five"].takes_op
-    finally:
-        STAGES.pop("my_five", None)
-    assert "my_three" not in STAGES
+    assert register("my_five", takes_op=True)(five) is five
 
 
-def test_a_registered_stage_is_compiled_in_every_layout_and_benched_in_compact(registered):
-    registered("my_kernel")
-    compiled = {c.id for c in matrix.cases("compile_registered")}
+def test_a_registered_stage_is_compiled_in_every_layout_and_benched_in_compact():
+    stages = registered("my_kernel")
+    compiled = {c.id for c in matrix.cases("compile_registered", stages)}
     assert len(compiled) == len(matrix.ARITHMETIC_DTYPES) * len(matrix.ALIGNMENTS) * len(matrix.LAYOUTS)
     assert {"my_kernel-fp16-align16-static-128x2048", "my_kernel-fp16-offset-colmajor-128x2048"} <= compiled
     assert all(i.startswith("my_kernel-") for i in compiled), "the registered plan holds only registered stages"
-    benched = {c.id for c in matrix.cases("bench") if c.stage.name == "my_kernel"}
+    benched = {c.id for c in matrix.cases("bench", stages) if c.stage.name == "my_kernel"}
     assert benched == {f"my_kernel-{d}-align16-compact-{s}" for d in matrix.ARITHMETIC_DTYPES for s in ("16384x8192", "256x4096")}
 
 
-def test_one_bench_layout_may_be_named_without_a_tuple(registered):
-    registered("my_kernel", bench_layouts="colmajor")
-    assert {c.layout for c in matrix.cases("bench") if c.stage.name == "my_kernel"} == {"colmajor"}
+def test_one_bench_layout_may_be_named_without_a_tuple():
+    stages = registered("my_kernel", bench_layouts="colmajor")
+    assert {c.layout for c in matrix.cases("bench", stages) if c.stage.name == "my_kernel"} == {"colmajor"}
 
 
-def test_bench_layouts_add_the_layouts_the_kernel_is_meant_for(registered):
-    registered("my_kernel", bench_layouts=("compact", "colmajor"))
-    layouts = {c.layout for c in matrix.cases("bench") if c.stage.name == "my_kernel"}
+def test_bench_layouts_add_the_layouts_the_kernel_is_meant_for():
+    stages = registered("my_kernel", bench_layouts=("compact", "colmajor"))
+    layouts = {c.layout for c in matrix.cases("bench", stages) if c.stage.name == "my_kernel"}
     assert layouts == {"compact", "colmajor"}
-    assert {c.layout for c in matrix.cases("bench") if c.stage.name == "tuned"} == {"compact"}
+    assert {c.layout for c in matrix.cases("bench", stages) if c.stage.name == "tuned"} == {"compact"}
 
 
 @pytest.mark.parametrize(
@@ -93,6 +95,21 @@ def test_bench_layouts_add_the_layouts_the_kernel_is_meant_for(registered):
         pytest.param({"bench_layouts": ()}, "bench_layouts \\(\\): layouts are", id="no-bench-layout"),
     ],
 )
-def test_a_declaration_that_cannot_hold_is_refused(registered, kwargs, message):
+def test_a_declaration_that_cannot_hold_is_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         registered("my_kernel", **kwargs)
+
+
+def test_two_stage_modules_may_not_register_one_name(tmp_path, monkeypatch):
+    """Loaded at start (``--stage-module``): a name both register is one line, naming both."""
+    from fixtures.plugin.startup import StartupError, load_stage_modules
+
+    for module in ("first_stages", "second_stages"):
+        (tmp_path / f"{module}.py").write_text(
+            "from fixtures.dsl.kernels import register\n\n"
+            "@register('my_add')\ndef my_add(mA, mB, mC, stream):\n    pass\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert [s.name for s in load_stage_modules(["first_stages"])] == ["my_add"]
+    with pytest.raises(StartupError, match="^--stage-module second_stages: stage 'my_add' is registered by first_stages too$"):
+        load_stage_modules(["first_stages", "second_stages"])

@@ -79,6 +79,27 @@ def test_an_interrupted_run_writes_a_report_that_says_so(project, parallel):
     result.stdout.fnmatch_lines(["INTERRUPTED after * of 8 cases (* not run) *"])
 
 
+# a second Ctrl-C, as it lands while xdist waits for its workers to stop: in another plugin's finish
+SECOND_CTRL_C = """
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish():
+    raise KeyboardInterrupt
+"""
+
+
+def test_a_second_ctrl_c_as_the_run_ends_still_leaves_an_interrupted_report(project):
+    project.makepyfile(test_interrupted=INTERRUPTED, second_ctrl_c=SECOND_CTRL_C)
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-p", "second_ctrl_c", "--report-dir", str(out), "test_interrupted.py")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    data = results(out)
+    assert (data["status"], data["exit_status"]) == ("interrupted", 2)
+    assert any("second Ctrl-C" in note for note in data["notes"])
+    result.stdout.fnmatch_lines(["INTERRUPTED after * of 8 cases (* not run) *"])
+
+
 @pytest.fixture
 def bench_project(project, monkeypatch):
     project.makepyfile(fake_gpu=FAKE_GPU)

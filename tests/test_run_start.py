@@ -53,7 +53,7 @@ def leftovers(project) -> list[str]:
         pytest.param(("--stage-module", "raises_at_import"),
                      "ERROR: --stage-module raises_at_import: RuntimeError: no such kernel (raises_at_import.py:1)", id="stage-raises"),
         pytest.param(("--stage-module", "takes_a_name"),
-                     "ERROR: --stage-module takes_a_name: ValueError: a stage named 'naive' is already registered (takes_a_name.py:3)",
+                     "ERROR: --stage-module takes_a_name: ValueError: a stage named 'naive' is built in (takes_a_name.py:3)",
                      id="stage-name-taken"),
         pytest.param(("--stage-module", "no_such_module"),
                      "ERROR: --stage-module no_such_module: ModuleNotFoundError: No module named 'no_such_module'", id="stage-missing"),

@@ -7,7 +7,7 @@ import torch
 from fixtures.cases import matrix
 from fixtures.cases.matrix import Case
 from fixtures.cases.dtypes import DTYPES
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 from fixtures.cases.values import EDGE_PAIRS, FLOAT_POISON
 from fixtures.dsl import checks, fill, tensors
 
@@ -61,7 +61,7 @@ def test_float_poisons_are_nans_no_arithmetic_writes():
 
 
 def _filled(dtype: str, layout: str, shape, seed: int = 5):
-    case = matrix.Case(STAGES["predicated"], DTYPES[dtype], "natural", layout, shape, "values")
+    case = matrix.Case(BUILT_IN_STAGES["predicated"], DTYPES[dtype], "natural", layout, shape, "values")
     placed = tensors.place_operands(case, "cpu")
     fill.fill_inputs(placed["a"], placed["b"], case.dtype, seed)
     return placed["a"].view, placed["b"].view
@@ -124,7 +124,7 @@ def test_a_single_element_gets_the_pair_its_seed_picks(layout):
 def test_in_place_operands_share_one_placement_and_broadcasts_are_stored_once():
     """``c_is_a``: C is A's very tensor (one buffer, one guard band); a column broadcast is an
     (M, 1) column expanded, stride (1, 0)."""
-    case = Case(STAGES["predicated"], DTYPES["fp16"], "align16", "static", (97, 101), "odd",
+    case = Case(BUILT_IN_STAGES["predicated"], DTYPES["fp16"], "align16", "static", (97, 101), "odd",
                 ("rowmajor", "colbcast", "rowmajor"), alias="c_is_a")
     placed = tensors.place_operands(case, "cpu")
     assert placed["c"] is placed["a"]

@@ -7,6 +7,7 @@ import pytest
 from fixtures.bandwidth import figures as bandwidth
 from fixtures.bandwidth import measure as bench
 from fixtures.bandwidth import timing
+from fixtures.plugin import bench_plugin
 
 
 @pytest.fixture(scope="session")
@@ -26,4 +27,6 @@ def bandwidth_benchmark(request, benchmark):
         if request.config.getoption("--require-gpu"):
             pytest.fail(f"{why}, and --require-gpu asks for the device tiers to run", pytrace=False)
         pytest.skip(why)
-    return benchmark
+    yield benchmark
+    if benchmark.stats is not None:  # measured: its samples go into this process's benchmark JSON
+        bench_plugin.gate_of(request.config).keep(benchmark.stats)

@@ -13,8 +13,7 @@ from fixtures.bandwidth import measure as bench
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
 from fixtures.dsl import fill, runner
-from fixtures.plugin import run_state
-from fixtures.plugin.params import case_params
+from fixtures.plugin import bench_plugin
 from reports.model import BANDWIDTH_KEY, BandwidthRecord
 
 pytestmark = pytest.mark.bench
@@ -33,7 +32,7 @@ REFERENCES = [
 
 @pytest.fixture(scope="session")
 def planted(request) -> bandwidth.PlantedSlowdown | None:
-    fraction = run_state.of(request.config).bench_gate.plant_fraction
+    fraction = bench_plugin.gate_of(request.config).plant_fraction
     return bandwidth.PlantedSlowdown(fraction) if fraction else None
 
 
@@ -42,7 +41,7 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
     """Time a workload, hand it to pytest-benchmark, record its figures, fail if it is slower
     than the baseline in every one of its measurements."""
     benchmark = bandwidth_benchmark
-    gate = run_state.of(request.config).bench_gate
+    gate = bench_plugin.gate_of(request.config)
 
     def run(workload: bench.Workload, **labels) -> BandwidthRecord:
         base = gate.reference(workload.name)
@@ -111,7 +110,7 @@ def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, seed, requ
     measure_and_judge(bench.Workload(name, operands, nbytes), stage="torch_add", dtype=dtype, size=family, shape=list(shape))
 
 
-@pytest.mark.parametrize("case", case_params("bench"))
+@pytest.mark.plan("bench")
 def test_stage_bandwidth(case, measure_and_judge, seed, compiler):
     nbytes = bandwidth.bytes_moved(case.shape, case.dtype.bytes)
     sets = bench.operand_sets(nbytes)

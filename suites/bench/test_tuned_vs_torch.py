@@ -17,6 +17,7 @@ from fixtures.bandwidth import timing
 from fixtures.cases import matrix
 from fixtures.cases.dtypes import DTYPES, HALF_DTYPES, INTEGER_DTYPES
 from fixtures.dsl import runner
+from fixtures.plugin import run_state
 from reports.gate import FEW_RUNS_FLOOR_PCT
 
 pytestmark = pytest.mark.bench
@@ -28,15 +29,18 @@ ROUNDS = 2  # measurements of each kernel, alternated (stage, torch, stage, torc
 # behind, the install's DSL lost ground against torch on the same operands
 FLOOR = 1 - FEW_RUNS_FLOOR_PCT / 100
 
-CASES = [
-    pytest.param(case, id=case.id)
-    for case in matrix.cases("bench")
-    if (case.stage.name == "tuned" or case.stage.registered and case.stage.op.name == "add")
-    and case.dtype.id in COMPARED_DTYPES
-]
 
 
-@pytest.mark.parametrize("case", CASES)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """The bench plan's tuned cases and those of any add kernel the run registered."""
+    metafunc.parametrize("case", [
+        pytest.param(case, id=case.id)
+        for case in matrix.cases("bench", run_state.of(metafunc.config).stages)
+        if (case.stage.name == "tuned" or case.stage.registered and case.stage.op.name == "add")
+        and case.dtype.id in COMPARED_DTYPES
+    ])
+
+
 def test_keeps_up_with_torch_add(case, bench_context, bandwidth_benchmark, compiler, seed, request):
     """Both kernels' figures and their ratio go to junit and, with the stage's samples, to
     pytest-benchmark (its JSON; no ``case`` key, so never into a baseline)."""

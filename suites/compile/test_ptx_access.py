@@ -8,12 +8,11 @@ import pytest
 
 from fixtures.cases import access, failures, limitations, matrix
 from fixtures.dsl.compiler import Compiler
-from fixtures.plugin.params import case_params
 
 pytestmark = pytest.mark.compile
 
 
-@pytest.mark.parametrize("case", case_params("compile"))
+@pytest.mark.plan("compile")
 def test_ptx_access_widths_and_bytes(case, compile_on_host):
     accesses = compile_on_host(case).accesses
     limitation = limitations.known(case, "compile")

@@ -10,16 +10,12 @@ import pytest
 
 from fixtures.cases import access
 from fixtures.dsl import ptx
-from fixtures.plugin.params import case_params
 from reports.model import PTX_KEY, PtxFacts
 
 pytestmark = pytest.mark.compile
 
 
-NONE_REGISTERED = pytest.param(None, id="none", marks=pytest.mark.skip(reason="no stage registered: load one with --stage-module"))
-
-
-@pytest.mark.parametrize("case", case_params("compile_registered") or [NONE_REGISTERED])
+@pytest.mark.plan("compile_registered", empty="no stage registered: load one with --stage-module")
 def test_registered_stage_ptx(case, compile_on_host, request):
     compiled = compile_on_host(case)
     accesses = compiled.accesses

@@ -19,7 +19,7 @@ import torch
 from fixtures.cases import values
 from fixtures.cases.dtypes import DTYPES, FLOAT_DTYPES, HALF_DTYPES, INTEGER_DTYPES
 from fixtures.cases.ops import Op
-from fixtures.cases.stages import STAGES, Stage
+from fixtures.cases.stages import BUILT_IN_STAGES, Stage
 from fixtures.dsl.kernels import bind, predicated
 
 OUTWARD = 1 + 2.0**-23  # one fp32 ulp up in relative terms: a halfway fp32 sum leaves the tie
@@ -83,7 +83,7 @@ class Planted:
 
 
 def _planted(name: str, wrong: Callable, right: Callable, dtypes: tuple[str, ...], caught_as: str) -> Planted:
-    stage = dataclasses.replace(STAGES["predicated"], name=f"planted_{name}", op=Op(right.__name__, right))
+    stage = dataclasses.replace(BUILT_IN_STAGES["predicated"], name=f"planted_{name}", op=Op(right.__name__, right))
     return Planted(bind(stage, predicated.predicated_apply, op=wrong), dtypes, caught_as)
 
 

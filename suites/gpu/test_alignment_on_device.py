@@ -7,15 +7,15 @@ from cutlass.cute.runtime import from_dlpack
 
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 from fixtures.dsl import runner, tensors
 
 pytestmark = pytest.mark.gpu
 
 
 def test_dsl_refuses_a_false_alignment_claim_at_launch(compiler):
-    claiming = Case(STAGES["vectorized"], DTYPES["fp16"], "align16", "static", (128, 2048), "claims")
-    lying = Case(STAGES["vectorized"], DTYPES["fp16"], "offset", "static", (128, 2048), "claims")
+    claiming = Case(BUILT_IN_STAGES["vectorized"], DTYPES["fp16"], "align16", "static", (128, 2048), "claims")
+    lying = Case(BUILT_IN_STAGES["vectorized"], DTYPES["fp16"], "offset", "static", (128, 2048), "claims")
     placed = tensors.place_operands(lying, "cuda")
     aligned = tensors.place_operands(claiming, "cuda")
     compiled = compiler.compile(claiming, *(tensors.to_cute(claiming, aligned[n].view, n) for n in "abc"))

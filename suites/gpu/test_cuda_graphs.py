@@ -8,8 +8,8 @@ import torch
 from fixtures.cases import matrix
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
-from fixtures.cases.stages import STAGES
 from fixtures.dsl import checks, runner
+from fixtures.plugin import run_state
 from fixtures.plugin.params import case_param
 
 pytestmark = pytest.mark.gpu
@@ -19,12 +19,15 @@ REPLAYS = 4
 SHAPE = (256, 2048)
 
 
-def _cases(layout: str) -> list:
-    return [
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each of the run's stages, static and dynamic, where its domain admits the shape."""
+    stages = run_state.of(metafunc.config).stages.values()
+    metafunc.parametrize("case", [
         case_param(case, "gpu")
-        for case in (Case(stage, DTYPES["fp16"], "align16", layout, SHAPE, "graph") for stage in STAGES.values())
+        for layout in ("static", "dynamic")
+        for case in (Case(stage, DTYPES["fp16"], "align16", layout, SHAPE, "graph") for stage in stages)
         if matrix.outside_domain(case) is None
-    ]
+    ])
 
 
 def _capture(fn) -> torch.cuda.CUDAGraph:
@@ -34,7 +37,6 @@ def _capture(fn) -> torch.cuda.CUDAGraph:
     return graph
 
 
-@pytest.mark.parametrize("case", _cases("static") + _cases("dynamic"))
 def test_replays_compute_every_captured_launch(case, seed, compiler):
     launches = [runner.prepare(case, seed + i, compiler) for i in range(CAPTURED_LAUNCHES)]  # compiled before capture
 
@@ -55,7 +57,6 @@ def test_replays_compute_every_captured_launch(case, seed, compiler):
             launch.verify()
 
 
-@pytest.mark.parametrize("case", _cases("static") + _cases("dynamic"))
 def test_graph_mixing_a_stage_with_torch_ops(case, seed, compiler):
     """torch op -> stage -> torch op on one stream: the stage sees the first op's output and
     the last op sees the stage's."""

@@ -9,7 +9,6 @@ import re
 import pytest
 
 from fixtures.cases import drawn, failures, matrix
-from fixtures.cases.stages import STAGES
 from fixtures.plugin import run_state
 from suites.gpu._planted_classes import PLANTED_CLASSES
 
@@ -17,10 +16,13 @@ pytestmark = pytest.mark.gpu
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """``--drawn-case ID``: one test per id given (none without the option)."""
+    """A search in each of the run's stages; ``--drawn-case ID``: one test per id given (none without the option)."""
+    state = run_state.of(metafunc.config)
+    if "stage" in metafunc.fixturenames:
+        metafunc.parametrize("stage", list(state.stages.values()), ids=lambda s: f"drawn-{s.name}")
     if "drawn_case" in metafunc.fixturenames:
-        ids = run_state.of(metafunc.config).drawn_cases
-        metafunc.parametrize("drawn_case", [matrix.case_from_id(i, "drawn") for i in ids], ids=ids)
+        ids = state.drawn_cases
+        metafunc.parametrize("drawn_case", [matrix.case_from_id(i, "drawn", state.stages) for i in ids], ids=ids)
 
 
 def _draws(config: pytest.Config) -> drawn.DrawSettings:
@@ -28,7 +30,6 @@ def _draws(config: pytest.Config) -> drawn.DrawSettings:
     return drawn.GATE if explore is None else drawn.DrawSettings(explore, derandomize=False)
 
 
-@pytest.mark.parametrize("stage", list(STAGES.values()), ids=lambda s: f"drawn-{s.name}")
 def test_drawn_cases_match_torch(stage, compiler, pytestconfig):
     from fixtures.dsl.search import search
 

@@ -14,7 +14,7 @@ from cutlass.base_dsl.dsl import BaseDSL
 from fixtures.cases import matrix
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 from fixtures.dsl import runner
 from fixtures.dsl.compiler import Compiler
 from fixtures.plugin.params import sequence_marks
@@ -28,7 +28,7 @@ ANY = ALIGNED + tuple(s for family in ("odd", "unit", "tall", "wide") for s in m
 REUSE = [
     pytest.param(
         stage, layout, dtype, shapes, id=f"{stage}-{dtype}-align16-{layout}",
-        marks=sequence_marks([Case(STAGES[stage], DTYPES[dtype], "align16", layout, s, "reuse") for s in shapes], "gpu"),
+        marks=sequence_marks([Case(BUILT_IN_STAGES[stage], DTYPES[dtype], "align16", layout, s, "reuse") for s in shapes], "gpu"),
     )
     for stage, shapes in (("tv_remap", ALIGNED), ("apply_mul_relu", ALIGNED), ("predicated", ANY))
     for layout in ("dynamic", "compact")
@@ -38,7 +38,7 @@ REUSE = [
 
 @pytest.mark.parametrize(("stage", "layout", "dtype", "shapes"), REUSE)
 def test_one_compile_serves_every_shape(stage, layout, dtype, shapes, seed, monkeypatch):
-    cases = [Case(STAGES[stage], DTYPES[dtype], "align16", layout, shape, "reuse") for shape in shapes]
+    cases = [Case(BUILT_IN_STAGES[stage], DTYPES[dtype], "align16", layout, shape, "reuse") for shape in shapes]
     assert [c.id for c in cases if matrix.outside_domain(c)] == []
     compiler = Compiler()  # this test's own: nothing compiled before it counts
     firsts = {}

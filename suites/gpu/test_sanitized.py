@@ -16,7 +16,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not state.sanitize:
         params = [pytest.param(None, None, id="not-asked", marks=pytest.mark.skip(reason="not asked for (--sanitize)"))]
     else:
-        cases = [c for c in matrix.sanitize_cases() if not limitations.known(c, "gpu")]
+        cases = [c for c in matrix.sanitize_cases(state.stages) if not limitations.known(c, "gpu")]
         params = [pytest.param(tool, case, id=f"{tool}-{case.id}") for tool in state.sanitize for case in cases]
     metafunc.parametrize(("tool", "case"), params)
 

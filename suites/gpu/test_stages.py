@@ -4,12 +4,12 @@ unpredicated stages also run once outside their domains, where the harness must 
 
 import pytest
 
-from fixtures.plugin.params import case_params, outside_domain_params
+from fixtures.plugin.params import outside_domain_params
 
 pytestmark = pytest.mark.gpu
 
 
-@pytest.mark.parametrize("case", case_params("gpu"))
+@pytest.mark.plan("gpu")
 def test_stage_matches_torch(case, run_case):
     run_case(case)
 

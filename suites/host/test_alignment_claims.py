@@ -9,20 +9,20 @@ from cutlass.cute.runtime import from_dlpack
 
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import Case
-from fixtures.cases.stages import STAGES
+from fixtures.cases.stages import BUILT_IN_STAGES
 from fixtures.dsl import tensors
 
 pytestmark = pytest.mark.host
 
 
 def _offset_view(dtype_id: str) -> torch.Tensor:
-    lying = Case(STAGES["vectorized"], DTYPES[dtype_id], "offset", "static", (64, 256), "claims")
+    lying = Case(BUILT_IN_STAGES["vectorized"], DTYPES[dtype_id], "offset", "static", (64, 256), "claims")
     return tensors.place_operands(lying, "cpu")["a"].view
 
 
 @pytest.mark.parametrize("dtype_id", ["fp16", "fp32", "i8"])
 def test_harness_refuses_a_false_alignment_claim(dtype_id):
-    claiming = Case(STAGES["vectorized"], DTYPES[dtype_id], "align16", "static", (64, 256), "claims")
+    claiming = Case(BUILT_IN_STAGES["vectorized"], DTYPES[dtype_id], "align16", "static", (64, 256), "claims")
     view = _offset_view(dtype_id)
     assert view.data_ptr() % 16 == DTYPES[dtype_id].bytes
     with pytest.raises(tensors.AlignmentClaimError, match=r"assumed_align=16 claimed for a base pointer \d+ bytes past"):
