@@ -6,7 +6,9 @@ install, plus ``cute_harness_runs``: the figures of every run saved into it, eac
 machine start. Two starts of the same machine differ by more than one run's noise (memory
 placement, clocks), so a case is judged against the median of several starts and their spread
 (``CaseReference``), never against one start's figure. A file without the runs list (one saved
-before they existed) reads as one run.
+before they existed) reads as one run. Each run names how its figures were measured
+(``METHOD``): runs of an older method are kept in the file but judge nothing, and the next
+save of the install drops them.
 
 Loading refuses, in one line, a file that is not such a baseline and one recorded on another
 GPU model; saving is atomic, adds this run to the same install's earlier ones (a later save
@@ -30,6 +32,9 @@ FOLDER = Path(__file__).parent / "baselines"
 FINGERPRINT_KEY = "cute_harness_fingerprint"
 RUNS_KEY = "cute_harness_runs"
 MIN_RUNS = 3  # machine starts a case's reference needs before its spread is trusted
+# what a run's figures are: the trimmed mean over a case's placements (fixtures.bandwidth.measure)
+METHOD = "placements-trimmed-mean"
+OLDER_METHOD = "fastest-placement"  # runs saved before runs named their method: the fastest of three
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 # what the gate reads of each case, and what a usable value of it is
 _REQUIRED = {
@@ -86,9 +91,10 @@ class SavedRun:
     saved: str
     boot_id: str  # the machine start it ran on ("" where unknown)
     cases: dict[str, Figures]
+    method: str = METHOD  # how its figures were measured
 
     def to_json(self) -> dict:
-        return {"saved": self.saved, "boot_id": self.boot_id,
+        return {"saved": self.saved, "boot_id": self.boot_id, "method": self.method,
                 "cases": {case: {k: getattr(f, k) for k in _FIGURES} for case, f in self.cases.items()}}
 
 
@@ -136,9 +142,14 @@ class Baseline:
     runs: list[SavedRun]
 
     @property
+    def current_runs(self) -> list[SavedRun]:
+        """The runs measured as this harness measures (``METHOD``): the only ones that judge."""
+        return [run for run in self.runs if run.method == METHOD]
+
+    @property
     def references(self) -> dict[str, CaseReference]:
         found: dict[str, list[Figures]] = {}
-        for run in self.runs:
+        for run in self.current_runs:
             for case, figures in run.cases.items():
                 found.setdefault(case, []).append(figures)
         return {case: CaseReference(case, tuple(figures)) for case, figures in found.items()}
@@ -188,7 +199,7 @@ def _runs(path: Path, document: dict) -> list[SavedRun]:
     """The saved runs; a file from before the runs list is one run of its benchmarks."""
     if RUNS_KEY not in document:
         cases = {b["extra_info"]["case"]: Figures.of(b["extra_info"]) for b in document["benchmarks"]}
-        return [SavedRun(str(document.get("datetime", "")), "", cases)]
+        return [SavedRun(str(document.get("datetime", "")), "", cases, OLDER_METHOD)]
     runs = document[RUNS_KEY]
     if not isinstance(runs, list) or not runs:
         raise BaselineError(f"baseline {path}: {RUNS_KEY} is not a non-empty list")
@@ -202,7 +213,7 @@ def _runs(path: Path, document: dict) -> list[SavedRun]:
                 raise BaselineError(f"baseline {path}: {RUNS_KEY}[{i}] case {case!r} is not an object")
             _check_values(path, f"{RUNS_KEY}[{i}] case {case!r}", record, rules)
         cases = {case: Figures.of(record) for case, record in run["cases"].items()}
-        loaded.append(SavedRun(str(run.get("saved", "")), str(run.get("boot_id", "")), cases))
+        loaded.append(SavedRun(str(run.get("saved", "")), str(run.get("boot_id", "")), cases, str(run.get("method", OLDER_METHOD))))
     return loaded
 
 
@@ -227,7 +238,21 @@ def select(choice: str, fp: dict, folder: Path = FOLDER) -> tuple[Baseline | Non
         path = Path(choice)
     baseline = load(path)
     check_comparable(baseline, fp)
+    try:
+        check_current(baseline)
+    except BaselineError as exc:
+        if choice != "auto":
+            raise
+        return None, f"no comparison: {exc}"
     return baseline, f"compared with {path}"
+
+
+def check_current(baseline: Baseline) -> None:
+    """A baseline with no run measured as this harness measures judges nothing: refused."""
+    if not baseline.current_runs:
+        methods = ", ".join(sorted({run.method for run in baseline.runs}))
+        raise BaselineError(f"baseline {baseline.path.name} holds only runs measured as {methods} (this harness measures "
+                            f"{METHOD}): record this install's runs again with --bandwidth-save")
 
 
 def machine_start() -> str:
@@ -242,13 +267,14 @@ def merge(document: dict, fp: dict, previous: Baseline | None, run: SavedRun, re
     """The baseline to save: ``document`` (this run's pytest-benchmark JSON) plus the cases of
     ``previous`` it did not measure, and ``run`` added to ``previous``'s runs, when ``previous``
     is the same install's baseline and ``replace`` does not start over. A run of ``previous``
-    from the same machine start as ``run`` gives way to it: starts, not saves, are what count."""
+    from the same machine start as ``run`` gives way to it: starts, not saves, are what count; so
+    do runs measured by another method than ``run``'s."""
     document = {**document, "machine_info": {**document.get("machine_info", {}), FINGERPRINT_KEY: fp}}
     if previous is None or replace or slug(previous.fingerprint) != slug(fp):
         return {**document, RUNS_KEY: [run.to_json()]}
     measured = {b["extra_info"]["case"] for b in document["benchmarks"]}
     kept = [b for b in previous.document["benchmarks"] if b["extra_info"]["case"] not in measured]
-    earlier = [r for r in previous.runs if not (run.boot_id and r.boot_id == run.boot_id)]
+    earlier = [r for r in previous.runs if r.method == run.method and not (run.boot_id and r.boot_id == run.boot_id)]
     return {**document, "benchmarks": kept + document["benchmarks"], RUNS_KEY: [r.to_json() for r in [*earlier, run]]}
 
 

@@ -4,16 +4,16 @@ threshold derived from how much the case moves between machine starts and within
 The reference is the median of the baseline's runs, each from its own machine start
 (``reports.baseline.CaseReference``). The threshold is ``NOISE_SIGMAS`` standard deviations of
 the difference: the spread between starts (the runs' sample standard deviation: with 3-5 runs
-any estimator is rough, and the floor and the margin cover that) combined with both medians'
-standard errors (robust sigma from the IQR), never below a floor. On an H100, two fresh starts
-agreed within -0.47% .. +1.01% on all 139 cases (median -0.06%) while in-run noise was
-0.1-0.3%: one start's figure is not a reference, its spread is. ``FLOOR_PCT`` sits above the
-start-to-start drift seen and below the 3% slowdown the gate must catch on the bandwidth-bound
-size. A case whose reference has fewer than ``baseline.MIN_RUNS`` runs has no trustworthy
-spread: it gets ``FEW_RUNS_FLOOR_PCT`` (above the 2.6% by which one outlying start stood off
-the others, below the 4.8% a planted 5% slowdown measured at least) and the summary says
-"baseline from N runs". A per-case override
-(``--bandwidth-threshold GLOB=PCT``) replaces the derived threshold.
+any estimator is rough, and the floor and the margin cover that) combined with both figures'
+standard errors, never below its size family's floor (``FLOOR_PCT``). The floors come from
+the starts (docs/bandwidth.md gives the runs): at the bandwidth-bound size, where a driver's or a
+release's cost in bandwidth is what a team upgrading wants to know, the floor sits between the
+largest A/A delta fresh starts gave and the 1% slowdown the gate must call; at the launch-bound
+size, whose figure moves several times more between starts, it stays where its spread put it.
+A case whose reference has fewer than ``baseline.MIN_RUNS`` runs has no trustworthy spread: it
+gets ``FEW_RUNS_FLOOR_PCT`` (above the 2.6% by which one outlying start stood off the others,
+below the 4.8% a planted 5% slowdown measured at least) and the summary says "baseline from N
+runs". A per-case override (``--bandwidth-threshold GLOB=PCT``) replaces the derived threshold.
 """
 
 from __future__ import annotations
@@ -27,13 +27,13 @@ from reports.model import BandwidthRecord
 from reports.usage import HarnessUsageError
 
 NOISE_SIGMAS = 4.0
-FLOOR_PCT = 2.0
+FLOOR_PCT = {"bandwidth": 0.5, "launch": 2.0}  # by size family (BandwidthRecord.size)
 FEW_RUNS_FLOOR_PCT = 4.0
 
 
-def threshold_pct(now: Figures, ref: CaseReference) -> float:
+def threshold_pct(now: Figures, ref: CaseReference, size: str) -> float:
     noise = math.sqrt(ref.between_sigma**2 + now.median_error**2 + ref.median_error**2)
-    floor = FLOOR_PCT if ref.count >= MIN_RUNS else FEW_RUNS_FLOOR_PCT
+    floor = FLOOR_PCT[size] if ref.count >= MIN_RUNS else FEW_RUNS_FLOOR_PCT
     return max(floor, NOISE_SIGMAS * 100 * noise)
 
 
@@ -66,7 +66,8 @@ def judge(now: BandwidthRecord, ref: CaseReference | None, override: float | Non
     if ref is None:
         return replace(now, verdict="new")
     delta = 100 * (now.gbps / ref.gbps - 1)
-    threshold = override if override is not None else threshold_pct(Figures(now.gbps, now.median_s, now.spread_s, now.samples), ref)
+    figures = Figures(now.gbps, now.median_s, now.spread_s, now.samples)
+    threshold = override if override is not None else threshold_pct(figures, ref, now.size)
     verdict = "slower" if delta < -threshold else "faster" if delta > threshold else "same"
     return replace(now, baseline_gbps=ref.gbps, baseline_runs=ref.count, baseline_spread_pct=ref.spread_pct,
                    delta_pct=delta, threshold_pct=threshold, verdict=verdict)

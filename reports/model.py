@@ -61,9 +61,9 @@ class BandwidthRecord:
     size: str  # "bandwidth" (streams) or "launch" (launch-bound): see SIZES
     shape: list[int]
     bytes: int  # moved per launch: both inputs read and the output written once
-    gbps: float  # the fastest placement's median
-    median_s: float  # seconds per launch, that placement's median
-    spread_s: float  # its interquartile range
+    gbps: float  # the placements' trimmed mean (fixtures.bandwidth.measure)
+    median_s: float  # seconds per launch at that rate
+    spread_s: float  # the typical placement's interquartile range
     samples: int
     rel_noise: float  # relative standard deviation of the samples
     ceiling_gbps: float  # this session's device-to-device copy

@@ -39,12 +39,14 @@ def install(gpu: str = H100, **changes) -> dict:
     return {**fp, **changes}
 
 
-def document(fp: dict, *records: dict) -> dict:
-    """A pytest-benchmark-like JSON document as ``--bandwidth-save`` writes it."""
-    return {
+def document(fp: dict, *records: dict, runs: bool = True) -> dict:
+    """A pytest-benchmark-like JSON document as ``--bandwidth-save`` writes it: one run of this
+    harness's method (``runs=False``: as saved before runs were kept)."""
+    doc = {
         "machine_info": {baseline.FINGERPRINT_KEY: fp},
         "benchmarks": [{"name": f"test_stage_bandwidth[{r['case']}]", "extra_info": r} for r in records],
     }
+    return {**doc, baseline.RUNS_KEY: [baseline.run_of(doc, "2026-01-01", "start-0").to_json()]} if runs else doc
 
 
 def write(path: Path, data) -> Path:
@@ -107,24 +109,27 @@ def test_the_reference_is_the_median_of_the_runs_and_knows_their_spread():
     assert quiet_reference(100.0).between_sigma == 0.0
 
 
-def test_quiet_runs_from_enough_starts_get_the_floor():
+@pytest.mark.parametrize("size", ["bandwidth", "launch"])
+def test_quiet_runs_from_enough_starts_get_their_size_familys_floor(size):
     """Starts that agree closely and quiet medians: the floor, which in-run noise cannot see below."""
-    assert gate.threshold_pct(baseline.Figures.of(record(100.0)), quiet_reference(100.0, 100.1, 99.9)) == gate.FLOOR_PCT
+    quiet = quiet_reference(100.0, 100.02, 99.98)
+    assert gate.threshold_pct(baseline.Figures.of(record(100.0)), quiet, size) == gate.FLOOR_PCT[size]
+    assert gate.FLOOR_PCT["bandwidth"] < 1.0 < gate.FLOOR_PCT["launch"], "a 1% drop is called where bandwidth is the bound"
 
 
 def test_a_baseline_from_too_few_starts_gets_the_wider_floor():
     now = baseline.Figures.of(record(100.0))
     for rates in ((100.0,), (100.0, 100.1)):
-        assert gate.threshold_pct(now, quiet_reference(*rates)) == gate.FEW_RUNS_FLOOR_PCT
-    assert gate.FEW_RUNS_FLOOR_PCT > gate.FLOOR_PCT
+        assert gate.threshold_pct(now, quiet_reference(*rates), "bandwidth") == gate.FEW_RUNS_FLOOR_PCT
+    assert gate.FEW_RUNS_FLOOR_PCT > max(gate.FLOOR_PCT.values())
 
 
 def test_spread_between_starts_widens_the_threshold():
     """A case that moves between machine starts is judged by that movement, not by in-run noise."""
     ref = quiet_reference(100.0, 99.0, 101.0, 100.5)
     expected = gate.NOISE_SIGMAS * 100 * ref.between_sigma
-    assert expected > gate.FLOOR_PCT
-    assert gate.threshold_pct(baseline.Figures.of(record(100.0)), ref) == pytest.approx(expected)
+    assert expected > gate.FLOOR_PCT["launch"]
+    assert gate.threshold_pct(baseline.Figures.of(record(100.0)), ref, "launch") == pytest.approx(expected)
 
 
 def test_noise_and_spread_add_in_quadrature():
@@ -132,7 +137,7 @@ def test_noise_and_spread_add_in_quadrature():
     ref = reference(noisy, {**noisy, "gbps": 99.0}, {**noisy, "gbps": 101.0})
     err = docstring_median_error(noisy)
     expected = gate.NOISE_SIGMAS * 100 * math.sqrt(ref.between_sigma**2 + 2 * err**2)
-    assert gate.threshold_pct(baseline.Figures.of(noisy), ref) == pytest.approx(expected)
+    assert gate.threshold_pct(baseline.Figures.of(noisy), ref, "bandwidth") == pytest.approx(expected)
 
 
 def test_a_case_without_baseline_is_new():
@@ -140,23 +145,23 @@ def test_a_case_without_baseline_is_new():
     assert (judged.verdict, judged.baseline_gbps, judged.delta_pct) == ("new", None, None)
 
 
-@pytest.mark.parametrize(
-    ("gbps", "verdict"),
-    [(98.1, "same"), (97.9, "slower"), (101.9, "same"), (102.1, "faster")],
-)
-def test_verdict_around_the_threshold(gbps, verdict):
-    """Quiet runs from three starts are judged against the floor: a change within it is the same bandwidth."""
-    judged = gate.judge(measured(gbps), quiet_reference(100.0, 100.0, 100.0))
+@pytest.mark.parametrize("size", ["bandwidth", "launch"])
+@pytest.mark.parametrize(("change", "verdict"), [(-0.9, "same"), (-1.1, "slower"), (0.9, "same"), (1.1, "faster")])
+def test_verdict_around_the_threshold(size, change, verdict):
+    """Quiet runs from three starts are judged against their size's floor: a change within it is the same bandwidth."""
+    floor = gate.FLOOR_PCT[size]
+    judged = gate.judge(measured(100.0 + change * floor, size=size), quiet_reference(100.0, 100.0, 100.0))
     assert judged.verdict == verdict
     assert (judged.baseline_gbps, judged.baseline_runs, judged.baseline_spread_pct) == (100.0, 3, 0.0)
-    assert judged.delta_pct == pytest.approx(gbps - 100.0)
-    assert judged.threshold_pct == gate.FLOOR_PCT
+    assert judged.delta_pct == pytest.approx(change * floor)
+    assert judged.threshold_pct == floor
 
 
-def test_a_planted_3pct_slowdown_is_slower_against_starts_that_agree():
-    """The gate's promise on the bandwidth-bound size: starts within about 1% of each other, a 3% drop called."""
-    judged = gate.judge(measured(97.0), quiet_reference(100.0, 100.6, 99.7))
-    assert judged.verdict == "slower"
+def test_a_planted_1pct_slowdown_is_slower_at_the_bandwidth_size_against_starts_that_agree():
+    """The gate's promise where bandwidth is the bound: starts within 0.1% of each other, a 1% drop called."""
+    agree = quiet_reference(100.0, 100.05, 99.95)
+    assert gate.judge(measured(99.0), agree).verdict == "slower"
+    assert gate.judge(measured(99.0, size="launch"), agree).verdict == "same"
 
 
 def test_override_replaces_the_derived_threshold():
@@ -208,10 +213,27 @@ def test_load_refuses_in_one_line(tmp_path, content, reason):
 
 @pytest.mark.parametrize("path", sorted((ROOT / "reports" / "baselines").glob("*.json")), ids=lambda p: p.name)
 def test_committed_baseline_loads_under_its_install_name(path):
-    """``--bandwidth-baseline auto`` finds a committed baseline only by the name its fingerprint gives."""
+    """``--bandwidth-baseline auto`` finds a committed baseline only by the name its fingerprint
+    gives; one of runs measured by an older method says so instead of judging."""
     loaded = baseline.load(path)
-    assert loaded.references and loaded.runs
+    assert loaded.runs
     assert path.name == baseline.default_path(loaded.fingerprint).name
+    if not loaded.references:
+        with pytest.raises(baseline.BaselineError, match="measured as fastest-placement"):
+            baseline.check_current(loaded)
+
+
+def test_runs_of_an_older_method_judge_nothing_and_the_next_save_drops_them(tmp_path):
+    """Figures of the fastest placement are not the placements' trimmed mean: never compared."""
+    fp = install()
+    path = write(baseline.default_path(fp, tmp_path), document(fp, record(100.0), runs=False))
+    chosen, note = baseline.select("auto", fp, tmp_path)
+    assert chosen is None and "measured as fastest-placement" in note and "--bandwidth-save" in note
+    with pytest.raises(baseline.BaselineError, match=r"^baseline .*: record this install's runs again with --bandwidth-save$"):
+        baseline.select(str(path), fp, tmp_path)
+    doc = document(fp, record(99.0), runs=False)
+    merged = baseline.merge(doc, fp, baseline.load(path), saved_run(doc, "start-1"))
+    assert [r["method"] for r in merged[baseline.RUNS_KEY]] == [baseline.METHOD]
 
 
 def test_another_gpu_model_is_not_comparable(tmp_path):
@@ -322,8 +344,9 @@ def test_merge_keeps_nothing_from_another_install(tmp_path, previous_fp):
 
 def test_a_file_without_runs_reads_as_one_run(tmp_path):
     """A baseline saved before runs were kept is one machine start's figures."""
-    loaded = baseline.load(write(tmp_path / "old.json", {**document(install(), record(7.0)), "datetime": "2026-11-23"}))
-    assert [(r.saved, r.boot_id, r.cases["naive-bf16"].gbps) for r in loaded.runs] == [("2026-11-23", "", 7.0)]
+    loaded = baseline.load(write(tmp_path / "old.json", {**document(install(), record(7.0), runs=False), "datetime": "2026-11-23"}))
+    assert [(r.saved, r.boot_id, r.cases["naive-bf16"].gbps, r.method) for r in loaded.runs] == [
+        ("2026-11-23", "", 7.0, baseline.OLDER_METHOD)]
 
 
 def test_save_replaces_atomically_and_round_trips(tmp_path):
