@@ -139,3 +139,16 @@ def test_an_in_place_output_counts_as_unwritten_where_it_still_holds_its_input()
     got = torch.tensor([5.0, 2.0, 3.0], dtype=torch.float16)  # element 1 and 2 never written
     expected = torch.tensor([5.0, 7.0, 3.0], dtype=torch.float16)  # element 2's result equals its input
     assert (prior.held_by(got) & ~prior.held_by(expected)).tolist() == [False, True, False]
+
+
+def test_a_layout_the_dsl_refuses_reaches_pytest_without_the_dsls_frames():
+    """``mark_compact_shape_dynamic`` refuses a tensor with no columns; repr() of the tensor it
+    refused segfaults (4.3-4.8), and pytest shows every frame's arguments: the refusal must come
+    back as a RuntimeError of the harness's own frame, its DSL context suppressed."""
+    import traceback
+
+    case = matrix.case_from_id("naive-fp16-align16-compact-128x0")
+    with pytest.raises(RuntimeError, match="stride_order") as caught:
+        tensors.to_cute(case, torch.empty((128, 0), dtype=torch.float16), "a")
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    assert [f.name for f in frames][-1] == "to_cute" and caught.value.__suppress_context__
