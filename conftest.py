@@ -73,6 +73,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "memcheck (the default), racecheck, initcheck, synccheck, comma-separated (tests marked sanitize)",
     )
     group.addoption(
+        "--repro-dir",
+        default=None,
+        metavar="DIR",
+        help="also write a standalone reproducer script (torch and the DSL only) for every failing gpu case into DIR",
+    )
+    group.addoption(
         "--report-dir",
         default=None,
         help="where results.json, junit.xml and summary.md go (default: runs/<timestamp>)",
@@ -97,6 +103,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.getoption("--sanitize"), config.getoption("--require-gpu")
         )
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
+        if not worker:
+            state.repro_dir = startup.repro_dir_option(config.getoption("--repro-dir"))
         _pin(config, state, wanted)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
             raise HarnessUsageError(f"--require-gpu: {device.gpu_unavailable()}")
@@ -244,7 +252,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if hasattr(item.config, "workerinput"):
         # exit before this report is sent: xdist reports the case as crashed (with the error
         # recorded here) and replaces the worker, so every other case still runs
-        fault.record(collector.notes_dir(item.config), item.nodeid, error, report.longreprtext[-4000:])
+        fault.record(collector.notes_dir(item.config), item.nodeid, error, report.longreprtext[-4000:],
+                     [(k, v) for k, v in item.user_properties if k in (model.REPRO_KEY, model.REPRO_SOURCES_KEY)])
         os._exit(3)
     state.poisoned = (item.nodeid, error)
 
@@ -269,4 +278,4 @@ def pytest_handlecrashitem(crashitem: str, report, sched) -> None:
     recorded = fault.recorded(collector.notes_dir(sched.config), crashitem)
     if recorded:  # only GPU cases record faults
         report.longrepr = f"{recorded}\n(the CUDA context was poisoned; its xdist worker was replaced)"
-        report.user_properties = [(model.TIER_KEY, "gpu")]
+        report.user_properties = [(model.TIER_KEY, "gpu"), *fault.recorded_properties(collector.notes_dir(sched.config), crashitem)]

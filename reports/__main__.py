@@ -1,5 +1,5 @@
-"""``python -m reports compare RUN_A RUN_B``, ``releases RUN...``, ``merge RUN... --out DIR`` and
-``forget BASELINE CASE_GLOB...``: the reports' command line."""
+"""``python -m reports compare RUN_A RUN_B``, ``releases RUN...``, ``merge RUN... --out DIR``,
+``forget BASELINE CASE_GLOB...`` and ``repro RUN CASE_ID [--out FILE]``: the reports' command line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import atomic, baseline, compare, merge, release_table, summary
+from reports import atomic, baseline, compare, merge, release_table, repro, summary
+from reports.usage import HarnessUsageError
+
+USAGE_ERROR = 4  # pytest's status for a usage error, which the harness's bad input shares
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,11 +41,19 @@ def _parser() -> argparse.ArgumentParser:
                                            "or its timing changed). They are judged new until starts re-measure them.")
     drop.add_argument("baseline", type=Path, help="a baseline file (reports/baselines/*.json)")
     drop.add_argument("cases", nargs="+", metavar="CASE_GLOB", help="case ids or fnmatch globs, e.g. 'tuned-*'")
+    script = commands.add_parser("repro", help="a standalone Python script reproducing a failing gpu case",
+                                 description="One Python file that needs only torch and the DSL: the case's kernel, "
+                                             "operands, launch and checks, exiting 1 with the failure or 0 if it conforms.")
+    script.add_argument("run", type=Path, help="report folder (holding results.json) or a results.json")
+    script.add_argument("case_id", help="the failing case's id (or its test's node id)")
+    script.add_argument("--out", type=Path, metavar="FILE", help="write the script there (default: stdout)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # argparse exits 2 with usage on a bad command line
+    if args.command == "repro":
+        return _repro(args)
     try:
         if args.command == "compare":
             a, b = compare.load(args.run_a), compare.load(args.run_b)
@@ -65,6 +76,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reports {args.command}: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def _repro(args: argparse.Namespace) -> int:
+    """Write the reproducer; bad input (not a run, no such case, no such failure) is one line and exit 4."""
+    try:
+        run = _run_folder(args.run)
+        text = repro.render(run, repro.find(run, args.case_id))
+        if args.out:
+            atomic.write_text(atomic.writable_file("--out", args.out), text)
+            print(f"wrote {args.out}")
+        else:
+            sys.stdout.write(text)
+    except HarnessUsageError as error:
+        print(f"reports repro: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    return 0
+
+
+def _run_folder(path: Path):
+    """The run in report folder ``path`` (or its results.json); a path that holds none is a usage error."""
+    try:
+        return compare.load(path)
+    except (OSError, ValueError) as error:
+        raise HarnessUsageError(f"{path}: not a run's report folder ({error})") from None
 
 
 if __name__ == "__main__":

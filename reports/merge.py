@@ -47,6 +47,7 @@ def merge(runs: list[tuple[str, RunResult]], mixed_installs: bool = False) -> Ru
         registered_stages=list(dict.fromkeys(s for _, run in runs for s in run.registered_stages)),
         host=" + ".join(dict.fromkeys(run.host for _, run in runs if run.host)),
         gpus=list({(g.host, g.uuid): g for _, run in runs for g in run.gpus}.values()),
+        repro_sources={digest: text for _, run in runs for digest, text in run.repro_sources.items()},
         merged_from=[MergedRun(name, run.host, run.started, run.fingerprint, run.status, run.exit_status, len(run.cases),
                                run.compiles) for name, run in runs],
     )

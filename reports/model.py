@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/6"
-# 2 to 6 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
-# 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4, 5)) + (SCHEMA,)
+SCHEMA = "cute-dsl-harness/results/7"
+# 2 to 7 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
+# 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from;
+# 7: a failing gpu case's reproducer record, and the sources those records name)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4, 5, 6)) + (SCHEMA,)
 # the vocabulary every module reads, defined once: tiers in reading order, outcomes, what needs a human
 TIERS = ("host", "compile", "api", "gpu", "bench", "harness")
 DEVICE_TIERS = ("gpu", "bench")
@@ -17,6 +18,7 @@ OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
 # the keys a case's records travel under in pytest's user_properties (xdist sends them as plain data)
 TIER_KEY, GPU_KEY, CASE_KEY, PTX_KEY, BANDWIDTH_KEY = "tier", "gpu", "case", "ptx", "bandwidth"
+REPRO_KEY, REPRO_SOURCES_KEY = "repro", "repro_sources"  # a failing gpu case's ReproSpec, and its modules' texts by digest
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
 LOST = "GPU LOST"  # how a lost GPU's cases fail, and the verdict line's head
 STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail
@@ -111,6 +113,61 @@ class PtxFacts:
 
 
 @dataclass
+class ReproOperand:
+    """One operand as the harness placed and filled it (``fixtures.dsl.tensors``, ``fixtures.dsl.fill``)."""
+
+    name: str  # a, b or c
+    stored: list[int]  # the extents it is stored with: 1 along a broadcast mode (then expanded to the case's shape)
+    strides: list[int]  # elements
+    base_offset: int  # elements past a 16-byte boundary
+    guard: int  # guard band elements on each side
+    assumed_align: int | None  # what from_dlpack is told (None: the element's own)
+    same_as: str = ""  # the operand whose tensor this one is (an in-place call); "" for its own
+    # an input's edge values, in its distinct elements (a broadcast mode narrowed to one), after the random fill
+    edge_rows: list[int] = field(default_factory=list)
+    edge_cols: list[int] = field(default_factory=list)
+    edge_bits: list[int] = field(default_factory=list)  # bit patterns (a float type's) or values (an integer type's)
+
+
+@dataclass
+class ReproModule:
+    """A module a reproducer carries: the stage's own and what it imports of the harness or the user's package."""
+
+    name: str  # dotted, as imported
+    path: str  # relative to the folder it is imported from
+    digest: str  # sha256 of its text: its key in ``RunResult.repro_sources``
+
+
+@dataclass
+class ReproSpec:
+    """What a failing gpu case's standalone reproducer needs (``python -m reports repro``): the
+    kernel, the operands exactly as placed and filled, the launch and the comparison."""
+
+    case: str  # the case id
+    failure: str  # the class of what the harness raised: Mismatch, Unwritten, ..., or the CUDA error's
+    shape: list[int]
+    dtype: str  # torch's name (float16)
+    low: float  # random inputs come from [low, high)
+    high: float
+    mode: str  # how the DSL sees the layouts: static, dynamic or compact
+    compact_divisibility: int  # N's divisibility under compact
+    operands: list[ReproOperand]
+    seed: int
+    poison_bits: int | None  # a float output's poison; None: chosen per launch (integers) or the prior input (in place)
+    op: str  # add, mul or mul_relu
+    takes_op: bool
+    rtol: float  # 0 and 0: compared exactly
+    atol: float
+    launch_module: str
+    launch_function: str
+    modules: list[ReproModule]  # in import order, the launch function's module last
+    block_elements: int  # a fill past this many elements draws a block of rows at a time
+    guard_byte: int
+    edges: bool = True
+    shrunk: str = "not shrunk"  # or how it was (a drawn case: by Hypothesis)
+
+
+@dataclass
 class GpuRecord:
     """One GPU a run used: what the report header lists and a case names by ``uuid``."""
 
@@ -190,6 +247,7 @@ class CaseResult:
     ptx: PtxFacts | None = None  # compile-tier cases of registered stages
     gpu: str = ""  # the UUID of the GPU a gpu or bench case ran on (see RunResult.gpus)
     source: int | None = None  # in a merged report: the run it came from (an index into RunResult.merged_from)
+    repro: ReproSpec | None = None  # a failing gpu case's reproducer record
 
 
 @dataclass
@@ -212,6 +270,7 @@ class RunResult:
     selection: str = ""  # the run's -k and -m, as given ("" for neither): what a run that selected nothing names
     gpus: list[GpuRecord] = field(default_factory=list)  # in use, in pinning order
     merged_from: list[MergedRun] = field(default_factory=list)  # a merged report's runs; empty for a run
+    repro_sources: dict[str, str] = field(default_factory=dict)  # module texts the cases' ReproSpecs name, by digest
 
     def gpu(self, uuid: str) -> GpuRecord | None:
         return next((g for g in self.gpus if g.uuid == uuid), None)
@@ -280,7 +339,17 @@ def _case(data, where: str) -> CaseResult:
         case.ptx = _build(PtxFacts, case.ptx, f"{where} ptx")
     if case.bandwidth is not None:
         case.bandwidth = BandwidthRecord.from_dict(case.bandwidth, f"{where} bandwidth")
+    if case.repro is not None:
+        case.repro = repro_spec(case.repro, f"{where} repro")
     return case
+
+
+def repro_spec(data, where: str = "repro") -> ReproSpec:
+    """A ``ReproSpec`` from its plain data (results.json, or a report's user properties)."""
+    spec = _build(ReproSpec, data, where)
+    spec.operands = [_build(ReproOperand, o, f"{where} operand {i}") for i, o in enumerate(spec.operands)]
+    spec.modules = [_build(ReproModule, m, f"{where} module {i}") for i, m in enumerate(spec.modules)]
+    return spec
 
 
 def _build(kind: type, data, where: str):

@@ -19,5 +19,5 @@ def write(run: RunResult, folder: Path) -> list[Path]:
         images = []
         run.notes.append(f"plots not written: {type(exc).__name__}: {exc}")
         atomic.write_json(folder / "results.json", run.to_json())
-    atomic.write_text(folder / "summary.md", summary.render(run, images))
+    atomic.write_text(folder / "summary.md", summary.render(run, images, folder))
     return [folder / "results.json", folder / "summary.md", *images]

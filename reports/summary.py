@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-from reports import stage_report
+from reports import repro, stage_report
 from reports.baseline import MIN_RUNS
 from reports.model import (
     BAD_OUTCOMES as BAD,
@@ -96,8 +96,9 @@ def _tiers(cases: list[CaseResult]) -> tuple[list[tuple[str, int]], list[tuple[s
     return ran, skipped
 
 
-def render(run: RunResult, images: Sequence[Path] = ()) -> str:
-    """The summary; ``images`` (plots.write's files, in the report folder) are linked by name."""
+def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = None) -> str:
+    """The summary; ``images`` (plots.write's files, in the report folder) are linked by name;
+    ``folder`` (the report folder) is what its reproducer commands name."""
     counts = run.counts()
     lines = ["# CuTe DSL conformance run", "", f"**{verdict(run)}**", ""]
     lines += [f"- {k}: `{v}`" for k, v in run.fingerprint.items()]
@@ -125,6 +126,11 @@ def render(run: RunResult, images: Sequence[Path] = ()) -> str:
     if failures:
         lines += ["", "## Failures", ""]
         lines += [f"- `{c.nodeid}`: {c.message.splitlines()[0] if c.message else c.outcome}" for c in failures]
+    reproducible = repro.reproducible(run)
+    if reproducible:
+        lines += ["", "## Reproducers", "", "A standalone script per failing gpu case (torch and the DSL only; "
+                  "docs/reproducers.md):", ""]
+        lines += [f"- `{c.repro.case}`: `{repro.command(folder or 'RUN_DIR', c)}`" for c in reproducible]
     reasons = Counter((c.outcome, c.reason) for c in run.cases if c.outcome in ("skipped", "xfailed"))
     if reasons:
         lines += ["", "## Skips and expected failures", "", "| outcome | count | reason |", "|---|---|---|"]
