@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The reproducers' GPU check (docs/reproducers.md): a run of examples/repro_drill.py (one red
-# case of each kind) writes a reproducer per failing case; each runs alone, outside the repo with
-# an empty environment, and must fail with the class the harness saw; each, pointed at a correct
-# kernel (the predicated stage), must conform. Prints one line per check; exits 1 if any failed.
+# case of each kind) writes a reproducer per failing case; each runs alone, in a folder outside
+# the repo where the harness cannot be imported (the environment keeps only what finds torch and
+# the DSL), and must fail with the class the harness saw; each, pointed at a correct kernel (the
+# predicated stage), must conform. Prints one line per check; exits 1 if any failed.
 #
 #   examples/repro_check.sh [PYTHON]        # PYTHON: the interpreter with torch and the DSL (default python3)
 set -u
@@ -23,14 +24,16 @@ grep -q "python -m reports repro" "$WORK/run/summary.md"
 check "$([ $? -eq 0 ] && echo ok)" "summary.md lists the repro commands"
 
 mkdir -p "$WORK/outside" && cd "$WORK/outside" || exit 1
+"$PY" -c "import fixtures" 2>/dev/null
+check "$([ $? -ne 0 ] && echo ok)" "the harness cannot be imported where the scripts run"
 for script in "${scripts[@]}"; do
     [ -e "$script" ] || continue
     name=$(basename "$script")
     case_id=$(sed -n "s/^SPEC = {'case': '\([^']*\)'.*/\1/p" "$script")
     saw=$(sed -n "s/^ 'failure': '\([^']*\)'.*/\1/p" "$script")
-    out=$(env -i PATH="$PATH" "$PY" "$script" 2>&1); rc=$?
+    out=$("$PY" "$script" 2>&1); rc=$?
     check "$([ $rc -eq 1 ] && [ "${out%%:*}" = "$saw" ] && echo ok)" "$name alone: exit $rc, '$(echo "$out" | tail -1 | cut -c1-160)' (harness saw $saw)"
-    out=$(env -i PATH="$PATH" "$PY" "$script" --kernel "$CORRECT" 2>&1); rc=$?
+    out=$("$PY" "$script" --kernel "$CORRECT" 2>&1); rc=$?
     check "$([ $rc -eq 0 ] && [ "$out" = "$case_id: conforms" ] && echo ok)" "$name --kernel predicated: exit $rc, '$(echo "$out" | tail -1 | cut -c1-160)'"
 done
 one=$(sed -n "s/^SPEC = {'case': '\([^']*\)'.*/\1/p" "${scripts[0]}")
