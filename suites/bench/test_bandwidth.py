@@ -50,22 +50,28 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
                 return planted.wrap(t.work, base.median_s, t.launches_per_sample)
 
         held: list[bench.Placed] = []
-        for measurement in range(1, bandwidth.MEASUREMENTS + 1):
-            held += bench.measure(workload, bench_context, first=len(held), slow_down=slow_down)
-            record = bench.figures(workload, held, bench_context, case=workload.name, measurements=measurement, **labels)
-            record = gate.judge(record)
-            if record.verdict != "slower":
-                break
-        if planted is not None:
-            record.planted_slowdown = planted.fraction
+        try:
+            for measurement in range(1, bandwidth.MEASUREMENTS + 1):
+                held += bench.measure(workload, bench_context, first=len(held), slow_down=slow_down)
+                record = bench.figures(workload, held, bench_context, case=workload.name, measurements=measurement, **labels)
+                record = gate.judge(record)
+                if record.verdict != "slower":
+                    break
+            placements, typical = len(held), bench.typical(held).measurement
+        finally:
+            # a failed case's traceback keeps this frame: its placements (up to 48 GiB) must not
+            # stay with it, or every later case runs out of device memory
+            held.clear()
+        if slow_down is not None:
+            record.planted_slowdown = planted.planted(base.median_s, record.launches_per_sample)
         # as plain data: pytest-benchmark's extra_info and xdist's report serialisation take no objects
-        bench.feed_benchmark(benchmark, bench.typical(held).measurement, record.to_dict())
+        bench.feed_benchmark(benchmark, typical, record.to_dict())
         request.node.user_properties.append((BANDWIDTH_KEY, record.to_dict()))
         if record.verdict == "slower":
             pytest.fail(
                 f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.2f}% below the baseline's "
                 f"{record.baseline_gbps:.1f} GB/s (threshold {record.threshold_pct:.2f}%, "
-                f"over {len(held)} placements in {record.measurements} measurements)",
+                f"over {placements} placements in {record.measurements} measurements)",
                 pytrace=False,
             )
         return record
