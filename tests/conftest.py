@@ -1,6 +1,8 @@
 """What the harness's own tests share: a throwaway copy of the project to run the plugin in, and
 a synthetic stage."""
 
+import os
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,25 +21,31 @@ FOUR_ROWS = replace(BUILT_IN_STAGES["tuned"], name="four_rows", tile=lambda d: (
 @pytest.fixture
 def project(pytester, monkeypatch):
     """The project's plugin and config (``conftest.py``, ``tox.ini``; ``fixtures/`` and
-    ``reports/`` linked) in a fresh folder, for end-to-end runs in a subprocess
-    (``runpytest_subprocess``). Temporary folders of those runs go to ``tmp/`` in it, so a
-    test can see what a run leaves behind."""
+    ``reports/`` linked) in a fresh folder, for end-to-end runs: in this process
+    (``runpytest_inprocess``) unless what is tested needs a process of its own (xdist, signals,
+    what a process imported), since each process pays 3-6 s for torch and the DSL. Temporary
+    folders of those runs go to ``tmp/`` in it, so a test can see what a run leaves behind."""
     for name in ("conftest.py", "tox.ini"):
         (pytester.path / name).write_bytes((ROOT / name).read_bytes())
     for name in ("fixtures", "reports"):
         (pytester.path / name).symlink_to(ROOT / name, target_is_directory=True)
     (pytester.path / "tmp").mkdir()
     monkeypatch.setenv("TMPDIR", str(pytester.path / "tmp"))
-    return pytester
+    monkeypatch.setattr(tempfile, "tempdir", str(pytester.path / "tmp"))  # for runs in this process
+    environ = dict(os.environ)  # a run in this process sets the DSL's variables (fixtures.dsl.settings)
+    yield pytester
+    os.environ.clear()
+    os.environ.update(environ)
 
 
 @pytest.fixture
 def usage_error(project):
     """Run the plugin with some arguments; the run must stop at start with exit 4 and exactly
-    one line on stderr, which is returned."""
+    one line on stderr, which is returned. In this process; ``own_process=True`` where what the
+    process imported is the point."""
 
-    def run(*args: str) -> str:
-        result = project.runpytest_subprocess(*args)
+    def run(*args: str, own_process: bool = False) -> str:
+        result = project.runpytest_subprocess(*args) if own_process else project.runpytest_inprocess(*args)
         assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
         (line,) = [line for line in result.errlines if line.strip()]
         return line

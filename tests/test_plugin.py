@@ -61,7 +61,7 @@ def stderr_lines(result):
 
 def test_require_gpu_without_gpu_is_a_one_line_usage_error(project):
     """A GPU runner that lost its GPU must fail at once and say why, not skip everything green."""
-    result = project.runpytest_subprocess("--require-gpu", "test_tiers.py")
+    result = project.runpytest_inprocess("--require-gpu", "test_tiers.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     (line,) = stderr_lines(result)
     assert line.startswith("ERROR: --require-gpu: ")
@@ -70,7 +70,7 @@ def test_require_gpu_without_gpu_is_a_one_line_usage_error(project):
 
 def test_unknown_arch_is_a_one_line_usage_error(project):
     """A mistyped --arch is caught before anything compiles, naming what was asked for."""
-    result = project.runpytest_subprocess("--arch", "sm_99", "test_tiers.py")
+    result = project.runpytest_inprocess("--arch", "sm_99", "test_tiers.py")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     (line,) = stderr_lines(result)
     assert line.startswith("ERROR: unknown --arch 'sm_99'; known: ")
@@ -79,7 +79,7 @@ def test_unknown_arch_is_a_one_line_usage_error(project):
 
 def test_cpu_run_accepts_sm_90a_skips_gpu_tier_and_prints_fingerprint(project):
     """What a CPU runner sees: the chosen arch, the install's fingerprint, host tests run, gpu tests skipped for one reason."""
-    result = project.runpytest_subprocess("--arch", "sm_90a", "-rs", "test_tiers.py")
+    result = project.runpytest_inprocess("--arch", "sm_90a", "-rs", "test_tiers.py")
     result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1)
     result.stdout.fnmatch_lines(
         [
@@ -97,7 +97,7 @@ def test_cpu_run_accepts_sm_90a_skips_gpu_tier_and_prints_fingerprint(project):
 def test_report_dir_gets_results_summary_and_junit(project):
     """--report-dir holds the three reports, and a failure is visible in each."""
     out = project.path / "out"
-    result = project.runpytest_subprocess("--report-dir", str(out), "test_tiers.py")
+    result = project.runpytest_inprocess("--report-dir", str(out), "test_tiers.py")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "results.json", "summary.md"]
 
@@ -184,7 +184,7 @@ def test_a_replaced_worker_runs_the_rest_with_an_absolute_report_dir(project, tm
 def test_k_selects_by_shape_family_and_op_keywords(project):
     """The family and the op are not in a case's id; -k reaches them through the plugin's extra keywords."""
     project.makepyfile(test_cases=CASES_MODULE)
-    result = project.runpytest_subprocess(
+    result = project.runpytest_inprocess(
         "--collect-only", "-q", "-k", "odd and add", "--report-dir", str(project.path / "out"), "test_cases.py"
     )
     selected = {line.split("[", 1)[1].rstrip("]") for line in result.outlines if line.startswith("test_cases.py::")}
@@ -196,7 +196,7 @@ def test_k_selects_by_shape_family_and_op_keywords(project):
 def test_all_skipped_run_fails_the_gate(project):
     """A GPU job whose every case skipped checked nothing: it must not exit 0."""
     out = project.path / "out"
-    result = project.runpytest_subprocess("-m", "gpu", "--report-dir", str(out), "test_tiers.py")
+    result = project.runpytest_inprocess("-m", "gpu", "--report-dir", str(out), "test_tiers.py")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     result.stdout.fnmatch_lines(["NOTHING RAN: all 1 selected cases were skipped · ran: nothing · not run: gpu (1 skipped: *"])
     assert json.loads((out / "results.json").read_text())["exit_status"] == pytest.ExitCode.NO_TESTS_COLLECTED
@@ -204,14 +204,14 @@ def test_all_skipped_run_fails_the_gate(project):
 
 def test_a_selection_that_matches_nothing_is_named(project):
     """``-k`` that matches no case: the verdict says which selection chose nothing, not "all 0 skipped"."""
-    result = project.runpytest_subprocess("-k", "no_such_case", "--report-dir", str(project.path / "out"), "test_tiers.py")
+    result = project.runpytest_inprocess("-k", "no_such_case", "--report-dir", str(project.path / "out"), "test_tiers.py")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     result.stdout.fnmatch_lines(["NOTHING RAN: no case was selected by -k 'no_such_case' · ran: nothing *"])
 
 
 def test_collect_only_exits_ok(project):
     """Listing cases runs none by design; that is not a gate that checked nothing."""
-    result = project.runpytest_subprocess("--collect-only", "-q", "--report-dir", str(project.path / "out"), "test_tiers.py")
+    result = project.runpytest_inprocess("--collect-only", "-q", "--report-dir", str(project.path / "out"), "test_tiers.py")
     assert result.ret == pytest.ExitCode.OK
     assert not any(line.startswith("NOTHING RAN") for line in result.outlines)
 

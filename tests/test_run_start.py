@@ -88,7 +88,7 @@ def test_a_kernel_that_is_not_jit_is_named_by_the_dsls_own_words(usage_error):
 
 
 def test_collect_only_writes_no_report_and_leaves_nothing(project):
-    result = project.runpytest_subprocess("--collect-only", "test_one.py")
+    result = project.runpytest_inprocess("--collect-only", "test_one.py")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["*reports: none (--collect-only)*"])
     assert leftovers(project) == []
@@ -96,7 +96,7 @@ def test_collect_only_writes_no_report_and_leaves_nothing(project):
 
 def test_a_run_leaves_its_report_and_no_temporary_folder(project):
     """The run's scratch (notes, the DSL's dump folders) goes when the run ends; the default report folder stays."""
-    result = project.runpytest_subprocess("test_one.py")
+    result = project.runpytest_inprocess("test_one.py")
     assert result.ret == pytest.ExitCode.OK
     (runs,) = [p for p in project.path.iterdir() if p.name == "runs"]
     (report,) = runs.iterdir()
@@ -138,7 +138,7 @@ def test_a_usage_error_comes_before_torch_and_the_dsl_load(project, usage_error,
     importing torch and the DSL takes: neither is imported when the run stops."""
     project.makepyfile(imports_probe=IMPORT_PROBE)
     (project.path / "bad_baseline.json").write_text('{"cute_harness_fingerprint": 1}')
-    usage_error("-p", "imports_probe", *args, "test_one.py")
+    usage_error("-p", "imports_probe", *args, "test_one.py", own_process=True)
     assert (project.path / "heavy_imports.txt").read_text() == ""
 
 
@@ -158,7 +158,7 @@ def test_a_missing_sanitizer_skips_its_cases_with_the_reason():
 
 def test_a_report_is_never_replaced_by_a_later_run(project, usage_error):
     """Reusing a report folder stops the second run at start; the first run's report is intact."""
-    assert project.runpytest_subprocess("--report-dir=out", "test_one.py").ret == pytest.ExitCode.OK
+    assert project.runpytest_inprocess("--report-dir=out", "test_one.py").ret == pytest.ExitCode.OK
     before = (project.path / "out" / "results.json").read_text()
     line = usage_error("--report-dir=out", "test_one.py")
     assert line.startswith("ERROR: --report-dir out: holds the report of an earlier run (started 20"), line
