@@ -1,4 +1,4 @@
-"""The bench timing's stop rule: when a measurement has sampled enough (no GPU: samples are given)."""
+"""The bench timing: when a measurement has sampled enough, and how a planted slowdown is sized (no GPU: samples and the calibration are given)."""
 
 import random
 
@@ -38,3 +38,15 @@ def test_scattered_samples_run_to_the_time_limit():
     assert not RULE.settled(scattered, gpu_time_s=0.5)
     assert not RULE.done(scattered, gpu_time_s=0.5, wall_s=0.9)
     assert RULE.done(scattered, gpu_time_s=0.5, wall_s=1.0)
+
+
+def test_a_planted_slowdown_takes_the_spins_own_cost_off_and_never_plants_less_than_asked():
+    """A spinning kernel costs its launch beyond its cycles: a 1% drill plants 1%, not 1% plus
+    that cost; where that cost alone is more than 1% of a case, it is that case's planted figure."""
+    from fixtures.bandwidth.figures import PlantedSlowdown
+
+    planted = object.__new__(PlantedSlowdown)  # calibrated on a GPU; here its two figures are given
+    planted.fraction, planted.seconds_per_cycle, planted.fixed_s = 0.01, 1e-9, 2.6e-6
+    assert planted._cycles(1e-3, 1) == round((1e-5 - 2.6e-6) / 1e-9)
+    assert planted.planted(1e-3, 1) == pytest.approx(0.01)
+    assert planted.planted(130e-6, 1) == pytest.approx((2.6e-6 + 1e-9) / 130e-6)  # 2%: the spin's least

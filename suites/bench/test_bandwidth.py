@@ -27,9 +27,13 @@ REFERENCES = [
 
 
 @pytest.fixture(scope="session")
-def planted(request) -> bandwidth.PlantedSlowdown | None:
+def planted(request, bench_context) -> bandwidth.PlantedSlowdown | None:
     fraction = bench_plugin.gate_of(request.config).plant_fraction
-    return bandwidth.PlantedSlowdown(fraction) if fraction else None
+    if not fraction:
+        return None
+    slowdown = bandwidth.PlantedSlowdown(fraction)
+    slowdown.calibrate(bench_context.rule, bench_context.flush, bench_context.monitor)
+    return slowdown
 
 
 @pytest.fixture
@@ -63,7 +67,7 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
             # stay with it, or every later case runs out of device memory
             held.clear()
         if slow_down is not None:
-            record.planted_slowdown = planted.fraction
+            record.planted_slowdown = planted.planted(base.median_s, record.launches_per_sample)
         # as plain data: pytest-benchmark's extra_info and xdist's report serialisation take no objects
         bench.feed_benchmark(benchmark, typical, record.to_dict())
         request.node.user_properties.append((BANDWIDTH_KEY, record.to_dict()))
