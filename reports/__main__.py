@@ -84,7 +84,7 @@ def _repro(args: argparse.Namespace) -> int:
         run = _run_folder(args.run)
         text = repro.render(run, repro.find(run, args.case_id))
         if args.out:
-            atomic.write_text(atomic.writable_file("--out", args.out), text)
+            atomic.write_text(atomic.writable_file("--out", args.out, replace=False), text)
             print(f"wrote {args.out}")
         else:
             sys.stdout.write(text)

@@ -68,10 +68,13 @@ def writable_dir(option: str, chosen: str) -> Path:
     return path
 
 
-def writable_file(option: str, chosen: Path) -> Path:
-    """``chosen`` as a file ``write_text`` can replace: an existing folder that takes new files."""
+def writable_file(option: str, chosen: Path, replace: bool = True) -> Path:
+    """``chosen`` as a file ``write_text`` can write: in an existing folder that takes new files,
+    and (``replace=False``) not there yet."""
     if chosen.is_dir():
         raise NotWritable(f"{option} {chosen}: is a folder, expected a file")
+    if not replace and chosen.exists():
+        raise NotWritable(f"{option} {chosen}: exists, and is never replaced (remove it, or choose another name)")
     if not chosen.parent.is_dir():
         raise NotWritable(f"{option} {chosen}: folder {chosen.parent} does not exist")
     _takes_files(option, chosen, chosen.parent)

@@ -20,6 +20,9 @@ def command(run_dir: Path | str, case: CaseResult) -> str:
     return f"python -m reports repro {shlex.quote(str(run_dir))} {case.repro.case} --out {file_name(case)}"
 
 
+FILE_GLOB = "repro_*.py"  # every reproducer's file name (``file_name``)
+
+
 def file_name(case: CaseResult) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", f"repro_{case.repro.case}") + ".py"
 

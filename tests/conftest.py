@@ -1,6 +1,7 @@
 """What the harness's own tests share: a throwaway copy of the project to run the plugin in, and
 a synthetic stage."""
 
+import json
 import os
 import tempfile
 from dataclasses import replace
@@ -11,6 +12,7 @@ import pytest
 from fixtures.cases.stages import BUILT_IN_STAGES
 
 ROOT = Path(__file__).resolve().parents[1]
+FAKE_NVML = Path(__file__).parent / "data" / "fake_pynvml.py"  # a stand-in pynvml: the GPUs it lists are FAKE_NVML_GPUS
 
 # a stage whose threads each hold 4 rows of one 16-byte vector (the tuned stage's shape before it
 # went to one row): its column-major run, 4 elements, is shorter than a vector for most types
@@ -36,6 +38,15 @@ def project(pytester, monkeypatch):
     yield pytester
     os.environ.clear()
     os.environ.update(environ)
+
+
+@pytest.fixture
+def fake_gpus(project, monkeypatch):
+    """``fake_gpus([model, ...])``: the project's runs see these GPUs through the stand-in NVML
+    (none through ``CUDA_VISIBLE_DEVICES``): what GPU selection and health are judged by."""
+    (project.path / "pynvml.py").write_bytes(FAKE_NVML.read_bytes())
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    return lambda models: monkeypatch.setenv("FAKE_NVML_GPUS", json.dumps(models))
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ ends the run with its own status and exit status; a GPU whose cases keep faultin
 launching after the storm limit."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,6 @@ from reports import model
 
 pytestmark = pytest.mark.harness
 
-FAKE_NVML = Path(__file__).parent / "data" / "fake_pynvml.py"
 H100 = {"name": "NVIDIA H100 80GB HBM3", "total_mib": 81559, "free_mib": 80000}
 
 # the controller sees CUDA at start; a worker pinned to a GPU in LOST_GPUS does not
@@ -55,15 +53,13 @@ def test_on_the_host():
 
 
 @pytest.fixture
-def run(project, monkeypatch, tmp_path):
-    (project.path / "pynvml.py").write_bytes(FAKE_NVML.read_bytes())
+def run(project, fake_gpus, monkeypatch, tmp_path):
     project.makepyfile(cuda_stub=CUDA_STUB)
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker: the stubs tell workers by it
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p cuda_stub --arch sm_90a")
 
     def go(gpus: int, *args: str, fail: bool = False, **env: str):
-        monkeypatch.setenv("FAKE_NVML_GPUS", json.dumps([H100] * gpus))
+        fake_gpus([H100] * gpus)
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         project.makepyfile(test_cases=CASES.format(fail=fail))

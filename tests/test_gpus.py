@@ -129,14 +129,12 @@ def test_on_a_gpu():
 
 
 @pytest.fixture
-def runner(project, monkeypatch, tmp_path):
-    (project.path / "pynvml.py").write_bytes(FAKE.read_bytes())
+def runner(project, fake_gpus, monkeypatch, tmp_path):
     project.makepyfile(test_where=WHERE)
     monkeypatch.setenv("WHERE_OUT", str(tmp_path))
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
 
     def run(listed, *args):
-        monkeypatch.setenv("FAKE_NVML_GPUS", json.dumps(listed))
+        fake_gpus(listed)
         result = project.runpytest_subprocess("-p", "no:randomly", "--report-dir", str(tmp_path / "report"), *args)
         pinned = {p.name: p.read_text() for p in tmp_path.glob("gw*")}
         return result, pinned

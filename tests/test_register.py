@@ -42,9 +42,12 @@ def test_registering_changes_no_other_run():
     assert stage.name == "my_kernel" and kernel_of(stage).launch is module.my_kernel
 
 
-def test_a_built_in_name_or_an_unknown_op_is_refused():
+def test_a_built_in_name_a_name_taken_twice_or_an_unknown_op_is_refused():
     with pytest.raises(ValueError, match="'tv' is built in"):
         registered("tv")
+    module = stage_module("my_kernel")
+    with pytest.raises(ValueError, match="'my_kernel' is already registered by this module"):
+        exec("register(name, **kwargs)(lambda *args: None)", vars(module))
     with pytest.raises(ValueError, match="unknown op 'div'"):
         registered("my_div", op="div")
 

@@ -145,6 +145,15 @@ def test_the_cli_writes_the_script(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("wrote ")
 
 
+def test_the_cli_never_replaces_a_file(tmp_path, capsys):
+    run = failed_run(PLANTED)
+    (tmp_path / "results.json").write_text(json.dumps(run.to_json()))
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["repro", str(tmp_path), PLANTED.id, "--out", str(tmp_path / "notes.txt")]) == 4
+    assert "exists, and is never replaced" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
 @pytest.mark.parametrize(("where", "case_id", "outcome", "says"), [
     ("empty", PLANTED.id, "failed", "not a run's report folder"),
     ("run", "tv-fp16-align16-static-1x1", "failed", "no case of this run has that id"),
@@ -163,3 +172,11 @@ def test_an_unwritable_repro_dir_stops_the_run_in_one_line(usage_error, project)
     project.makepyfile(test_one="def test_one():\n    pass\n")
     (project.path / "a_file").write_text("")
     assert usage_error("--repro-dir", "a_file/sub", "test_one.py").startswith("ERROR: --repro-dir a_file/sub: ")
+
+
+def test_a_repro_dir_holding_another_runs_reproducers_is_refused(usage_error, project):
+    project.makepyfile(test_one="def test_one():\n    pass\n")
+    (project.path / "earlier").mkdir()
+    (project.path / "earlier" / f"repro_{PLANTED.id}.py").write_text("# another run's")
+    line = usage_error("--repro-dir", "earlier", "test_one.py")
+    assert line == "ERROR: --repro-dir earlier: holds another run's reproducers, never replaced: choose an empty folder"

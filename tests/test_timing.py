@@ -50,3 +50,21 @@ def test_a_planted_slowdown_takes_the_spins_own_cost_off_and_never_plants_less_t
     assert planted._cycles(1e-3, 1) == round((1e-5 - 2.6e-6) / 1e-9)
     assert planted.planted(1e-3, 1) == pytest.approx(0.01)
     assert planted.planted(130e-6, 1) == pytest.approx((2.6e-6 + 1e-9) / 130e-6)  # 2%: the spin's least
+
+
+def test_a_figure_is_the_placements_trimmed_mean_one_placements_luck_moves_it_little():
+    """The slowest and the fastest of more than three placements are dropped; of three, the median."""
+    from fixtures.bandwidth.measure import trimmed_mean
+
+    assert trimmed_mean([100.0, 101.0, 99.0]) == 100.0
+    assert trimmed_mean([100.0, 100.2, 99.8, 100.0, 86.0, 100.1, 99.9, 100.0]) == pytest.approx(100.0, abs=0.05)
+    assert trimmed_mean([100.0, 100.2, 99.8, 100.0, 114.0, 100.1, 99.9, 100.0]) == pytest.approx(100.0, abs=0.05)
+
+
+def test_the_typical_placement_is_the_middle_one():
+    from types import SimpleNamespace
+
+    from fixtures.bandwidth.measure import typical
+
+    placed = [SimpleNamespace(measurement=SimpleNamespace(median=t)) for t in (3.0, 1.0, 4.0, 2.0)]
+    assert typical(placed).measurement.median == 2.0
