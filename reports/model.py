@@ -81,7 +81,7 @@ class BandwidthRecord:
     placements_gbps: list[float] = field(default_factory=list)  # every placement's GB/s
     placement_spread_pct: float | None = None
     measurements: int = 1  # 2 or more: re-measured on fresh placements before calling it slower
-    planted_slowdown: float | None = None  # what a --bandwidth-plant-slowdown drill planted (never less than asked)
+    planted_slowdown: float | None = None  # a --bandwidth-plant-slowdown drill's bytes moved beyond those counted (never less than asked)
     # the baseline verdict: "new" without a reference for this case, else same / slower / faster
     verdict: str = ""
     baseline_gbps: float | None = None

@@ -1,4 +1,4 @@
-"""The bench timing: when a measurement has sampled enough, and how a planted slowdown is sized (no GPU: samples and the calibration are given)."""
+"""The bench timing: when a measurement has sampled enough, how a figure comes of its placements, and how a planted slowdown is sized (no GPU: samples are given)."""
 
 import random
 
@@ -40,16 +40,19 @@ def test_scattered_samples_run_to_the_time_limit():
     assert RULE.done(scattered, gpu_time_s=0.5, wall_s=1.0)
 
 
-def test_a_planted_slowdown_takes_the_spins_own_cost_off_and_never_plants_less_than_asked():
-    """A spinning kernel costs its launch beyond its cycles: a 1% drill plants 1%, not 1% plus
-    that cost; where that cost alone is more than 1% of a case, it is that case's planted figure."""
+def test_a_planted_slowdown_is_more_rows_in_the_same_launch_the_fewest_past_the_fraction():
+    """1% of 16,384 rows is 163.84: 164 more, or the first row count a stage's tile divides (the
+    tutorial's 64-row tiles: 192, 1.17%), recorded as what was planted."""
     from fixtures.bandwidth.figures import PlantedSlowdown
 
-    planted = object.__new__(PlantedSlowdown)  # calibrated on a GPU; here its two figures are given
-    planted.fraction, planted.seconds_per_cycle, planted.fixed_s = 0.01, 1e-9, 2.6e-6
-    assert planted._cycles(1e-3, 1) == round((1e-5 - 2.6e-6) / 1e-9)
-    assert planted.planted(1e-3, 1) == pytest.approx(0.01)
-    assert planted.planted(130e-6, 1) == pytest.approx((2.6e-6 + 1e-9) / 130e-6)  # 2%: the spin's least
+    one_pct = PlantedSlowdown(0.01)
+    assert one_pct.rows((16384, 8192)) == (16548, 8192)
+    assert one_pct.rows((16384, 8192), lambda m, n: m % 64 == 0) == (16576, 8192)
+    assert one_pct.planted(16384, 16576) == pytest.approx(0.0117, abs=1e-4)
+    assert one_pct.rows((100, 4)) == (101, 4)  # 100 x 0.01 is a hair above 1 in floats
+    assert one_pct.length(1 << 30) == (1 << 30) + 10737419
+    with pytest.raises(ValueError, match="inside the stage's domain"):
+        one_pct.rows((256, 4096), lambda m, n: False)
 
 
 def test_a_figure_is_the_placements_trimmed_mean_one_placements_luck_moves_it_little():

@@ -5,13 +5,16 @@ Each stage's first launch is verified like a gpu-tier case before it is timed: t
 of a kernel that computes the wrong thing means nothing.
 """
 
+from dataclasses import replace
+from functools import partial
+
 import pytest
 import torch
 
 from fixtures.bandwidth import figures as bandwidth
 from fixtures.bandwidth import measure as bench
 from fixtures.cases.dtypes import DTYPES
-from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
+from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES, Case
 from fixtures.dsl import fill, runner
 from fixtures.plugin import bench_plugin
 from reports.model import BANDWIDTH_KEY, BandwidthRecord
@@ -27,17 +30,14 @@ REFERENCES = [
 
 
 @pytest.fixture(scope="session")
-def planted(request, bench_context) -> bandwidth.PlantedSlowdown | None:
+def planted(request) -> bandwidth.PlantedSlowdown | None:
+    """The drill's planted slowdown (``--bandwidth-plant-slowdown``), None in an ordinary run."""
     fraction = bench_plugin.gate_of(request.config).plant_fraction
-    if not fraction:
-        return None
-    slowdown = bandwidth.PlantedSlowdown(fraction)
-    slowdown.calibrate(bench_context.rule, bench_context.flush, bench_context.monitor)
-    return slowdown
+    return bandwidth.PlantedSlowdown(fraction) if fraction else None
 
 
 @pytest.fixture
-def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
+def measure_and_judge(request, bandwidth_benchmark, bench_context):
     """Time a workload, hand it to pytest-benchmark, record its figures, fail if it is slower
     than the baseline. A first "slower" is measured again on placements of its own (the earlier
     ones held, so the new ones land elsewhere) and judged on every placement so far: a real
@@ -46,17 +46,10 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
     gate = bench_plugin.gate_of(request.config)
 
     def run(workload: bench.Workload, **labels) -> BandwidthRecord:
-        base = gate.reference(workload.name)
-        slow_down = None
-        if planted is not None and base is not None:
-
-            def slow_down(t: bench.Timed) -> bench.Launch:
-                return planted.wrap(t.work, base.median_s, t.launches_per_sample)
-
         held: list[bench.Placed] = []
         try:
             for measurement in range(1, bandwidth.MEASUREMENTS + 1):
-                held += bench.measure(workload, bench_context, first=len(held), slow_down=slow_down)
+                held += bench.measure(workload, bench_context, first=len(held))
                 record = bench.figures(workload, held, bench_context, case=workload.name, measurements=measurement, **labels)
                 record = gate.judge(record)
                 if record.verdict != "slower":
@@ -66,16 +59,15 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
             # a failed case's traceback keeps this frame: its placements (up to 48 GiB) must not
             # stay with it, or every later case runs out of device memory
             held.clear()
-        if slow_down is not None:
-            record.planted_slowdown = planted.planted(base.median_s, record.launches_per_sample)
         # as plain data: pytest-benchmark's extra_info and xdist's report serialisation take no objects
         bench.feed_benchmark(benchmark, typical, record.to_dict())
         request.node.user_properties.append((BANDWIDTH_KEY, record.to_dict()))
         if record.verdict == "slower":
+            planted = f", {100 * record.planted_slowdown:.2f}% planted" if record.planted_slowdown else ""
             pytest.fail(
                 f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.2f}% below the baseline's "
                 f"{record.baseline_gbps:.1f} GB/s (threshold {record.threshold_pct:.2f}%, "
-                f"over {placements} placements in {record.measurements} measurements)",
+                f"over {placements} placements in {record.measurements} measurements{planted})",
                 pytrace=False,
             )
         return record
@@ -83,30 +75,33 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context, planted):
     return run
 
 
-def test_device_ceiling(bench_context, measure_and_judge):
+def test_device_ceiling(measure_and_judge, planted):
     """The copy every other figure is a percentage of (measured once more here, as a case of
     its own, so a driver that slows copies shows up against the baseline)."""
+    length = planted.length(bandwidth.CEILING_BYTES) if planted else bandwidth.CEILING_BYTES
 
     def operands(placement: int) -> list[bench.Launch]:
-        src = torch.empty(bandwidth.CEILING_BYTES, dtype=torch.uint8, device="cuda").random_()
+        src = torch.empty(length, dtype=torch.uint8, device="cuda").random_()
         dst = torch.empty_like(src)
         return [lambda: dst.copy_(src)]
 
-    workload = bench.Workload("d2d_copy-1GiB", operands, 2 * bandwidth.CEILING_BYTES, bandwidth.PLACEMENTS["bandwidth"])
+    workload = bench.Workload("d2d_copy-1GiB", operands, 2 * bandwidth.CEILING_BYTES, bandwidth.PLACEMENTS["bandwidth"],
+                              _planted(planted, bandwidth.CEILING_BYTES, length))
     measure_and_judge(workload, stage="d2d_copy", dtype="u8", size="bandwidth", shape=[1, bandwidth.CEILING_BYTES])
 
 
 @pytest.mark.parametrize(("dtype", "family", "shape"), REFERENCES)
-def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, seed, request):
+def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, planted, seed, request):
     """torch.add on the same operand sets a stage gets: the reference the stages are read against."""
     dt = DTYPES[dtype]
     nbytes = bandwidth.bytes_moved(shape, dt.bytes)
     gen = torch.Generator(device="cuda").manual_seed(seed)
+    moved = planted.rows(shape) if planted else shape
 
     def operands(placement: int) -> list[bench.Launch]:
         launches = []
         for _ in range(bench.operand_sets(nbytes)):
-            a, b = (torch.empty(shape, dtype=dt.torch, device="cuda") for _ in "ab")
+            a, b = (torch.empty(moved, dtype=dt.torch, device="cuda") for _ in "ab")
             fill.fill_random(a, dt, gen)
             fill.fill_random(b, dt, gen)
             c = torch.empty_like(a)
@@ -114,19 +109,21 @@ def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, seed, requ
         return launches
 
     name = request.node.callspec.id
-    workload = bench.Workload(name, operands, nbytes, bandwidth.PLACEMENTS[family])
+    workload = bench.Workload(name, operands, nbytes, bandwidth.PLACEMENTS[family], _planted(planted, shape[0], moved[0]))
     measure_and_judge(workload, stage="torch_add", dtype=dtype, size=family, shape=list(shape))
 
 
 @pytest.mark.plan("bench")
-def test_stage_bandwidth(case, measure_and_judge, seed, compiler):
+def test_stage_bandwidth(case, measure_and_judge, planted, seed, compiler):
     nbytes = bandwidth.bytes_moved(case.shape, case.dtype.bytes)
     sets = bench.operand_sets(nbytes)
+    # a drill's case: as many more rows as the stage's domain admits past the planted fraction
+    moved = replace(case, shape=planted.rows(case.shape, partial(_inside, case))) if planted else case
 
     def operands(placement: int) -> list[bench.Launch]:
         """One group of operand sets; the first group's first launch is verified."""
         # plain random inputs, as the baselines were measured on (edge values are the gpu tier's)
-        launches = [runner.prepare(case, seed + placement * sets + i, compiler, edges=False) for i in range(sets)]
+        launches = [runner.prepare(moved, seed + placement * sets + i, compiler, edges=False) for i in range(sets)]
         if placement == 0:  # once: the values are the gpu tier's to check, the time is this tier's
             launches[0].launch()
             torch.cuda.synchronize()
@@ -135,5 +132,15 @@ def test_stage_bandwidth(case, measure_and_judge, seed, compiler):
             launch.inputs = ()
         return [launch.launch for launch in launches]
 
-    workload = bench.Workload(case.id, operands, nbytes, bandwidth.PLACEMENTS[case.family])
+    workload = bench.Workload(case.id, operands, nbytes, bandwidth.PLACEMENTS[case.family],
+                              _planted(planted, case.shape[0], moved.shape[0]))
     measure_and_judge(workload, stage=case.stage.name, dtype=case.dtype.id, size=case.family, shape=list(case.shape))
+
+
+def _inside(case: Case, rows: int, columns: int) -> bool:
+    return case.stage.shape_outside_domain(rows, columns, case.dtype) is None
+
+
+def _planted(planted: bandwidth.PlantedSlowdown | None, counted: int, moved: int) -> float | None:
+    """What a drill planted into a case whose figure counts ``counted`` rows (or bytes) and whose launches move ``moved``."""
+    return planted.planted(counted, moved) if planted else None
