@@ -1,5 +1,6 @@
 """``python -m reports compare RUN_A RUN_B``, ``releases RUN...``, ``merge RUN... --out DIR``,
-``forget BASELINE CASE_GLOB...`` and ``repro RUN CASE_ID [--out FILE]``: the reports' command line."""
+``forget BASELINE CASE_GLOB...``, ``repro RUN CASE_ID [--out FILE]`` and ``drill RUN [--against RUN]``:
+the reports' command line."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import atomic, baseline, compare, merge, release_table, repro, summary
+from reports import atomic, baseline, compare, drill, merge, release_table, repro, summary
 from reports.usage import HarnessUsageError
 
 USAGE_ERROR = 4  # pytest's status for a usage error, which the harness's bad input shares
@@ -47,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     script.add_argument("run", type=Path, help="report folder (holding results.json) or a results.json")
     script.add_argument("case_id", help="the failing case's id (or its test's node id)")
     script.add_argument("--out", type=Path, metavar="FILE", help="write the script there (default: stdout)")
+    proof = commands.add_parser("drill", help="whether a planted-slowdown drill proved the gate (exit 0) or not (1)",
+                                description="A --bandwidth-plant-slowdown run fails its cases when the gate works: exit 0 "
+                                            "where every planted bandwidth-size case was called slower, 1 where one was not.")
+    proof.add_argument("run", type=Path, help="the drill's report folder (holding results.json) or its results.json")
+    proof.add_argument("--against", type=Path, metavar="RUN",
+                       help="the A/A run of the same machine start: how much slower each case really measured")
     return parser
 
 
@@ -64,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
             merge.write(merged, out)
             print(f"{summary.verdict(merged)}\nmerged {len(args.runs)} runs into {out}")
             return 0 if merged.passed else 1
+        elif args.command == "drill":
+            against = compare.load(args.against) if args.against else None
+            result = drill.judge(compare.load(args.run), against)
+            print("\n".join(result.lines))
+            return 0 if result.proved else 1
         elif args.command == "forget":
             dropped = baseline.forget(args.baseline, args.cases)
             print(f"dropped {len(dropped)} cases from {args.baseline}: {' '.join(dropped)}")

@@ -392,6 +392,11 @@ def bench_usage_error(project, usage_error):
         pytest.param(
             ("--bandwidth-plant-slowdown", "2"), "ERROR: --bandwidth-plant-slowdown 2.0: expected a fraction in (0, 1)", id="plant"
         ),
+        # a drill's cases without a reference pass as new: saved, their slowed figures would become the baseline
+        pytest.param(
+            ("--bandwidth-plant-slowdown", "0.01", "--bandwidth-save"), "ERROR: --bandwidth-plant-slowdown: a drill's figures",
+            id="plant-and-save",
+        ),
     ],
 )
 def test_bad_bench_option_is_a_one_line_usage_error(bench_usage_error, args, expected):

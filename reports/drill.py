@@ -1,0 +1,81 @@
+"""Whether a planted-slowdown drill proved the gate: every planted bandwidth-size case `slower`.
+
+A drill run (``--bandwidth-plant-slowdown F``) fails its cases when the gate works, so pytest's
+exit status says nothing about the gate; this reads its results.json and answers with one: 0
+where every bandwidth-size case that was planted was called slower, 1 where the gate missed one
+(or none was planted). Given the A/A run of the same machine start (``--against``), it also says
+how much slower each case really measured: the slowdown the drill planted in time, beside the
+bytes it planted (``BandwidthRecord.planted_slowdown``). The launch-bound size is reported, not
+judged: a launch's fixed cost dilutes the planted bytes there (docs/bandwidth.md).
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from reports.model import BandwidthRecord, RunResult
+
+JUDGED_SIZE = "bandwidth"
+
+
+@dataclass(frozen=True)
+class DrillResult:
+    lines: list[str]
+    proved: bool
+
+
+def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
+    """The drill's verdict and the lines that say it, one size family a line, misses listed."""
+    planted = [c.bandwidth for c in drill.bench_cases() if c.bandwidth.planted_slowdown is not None]
+    reference = {c.bandwidth.case: c.bandwidth for c in against.bench_cases()} if against else {}
+    lines, proved = [], False
+    for size in dict.fromkeys(b.size for b in planted):
+        cases = [b for b in planted if b.size == size]
+        slower = [b for b in cases if b.verdict == "slower"]
+        judged = size == JUDGED_SIZE
+        line = (f"{size}: {len(slower)} of {len(cases)} planted cases slower{'' if judged else ' (not judged)'}; "
+                f"planted {_range(b.planted_slowdown * 100 for b in cases)}")
+        deltas = [b.delta_pct for b in cases if b.delta_pct is not None]
+        if deltas:
+            line += f", {_range(deltas, signed=True)} against the baseline"
+            line += f" (thresholds {_range(b.threshold_pct for b in cases if b.threshold_pct is not None)})"
+        measured = [_measured(b, reference[b.case]) for b in cases if b.case in reference]
+        if measured:
+            line += f"; measured {_range(measured)} slower than the A/A run (median {statistics.median(measured):.2f}%)"
+        lines.append(line)
+        if judged:
+            missed = [b for b in cases if b.verdict != "slower"]
+            lines += [f"  missed: {b.case} ({b.verdict or 'no verdict'}, {_signed(b.delta_pct)})" for b in missed]
+            proved = bool(cases) and not missed
+    unmeasured = [c for c in drill.cases if c.tier == "bench" and c.bandwidth is None and c.outcome not in ("passed", "failed")]
+    if unmeasured:
+        lines.append("not measured: " + ", ".join(f"{_case_id(c.nodeid)} ({c.outcome})" for c in unmeasured))
+    if not any(b.size == JUDGED_SIZE for b in planted):
+        lines.append(f"drill NOT PROVED: no planted {JUDGED_SIZE}-size case in this run (not a --bandwidth-plant-slowdown run?)")
+    else:
+        lines.append(f"drill PROVED: the gate called every planted {JUDGED_SIZE}-size case slower" if proved
+                     else f"drill NOT PROVED: the gate missed a planted {JUDGED_SIZE}-size case (above)")
+    return DrillResult(lines, proved)
+
+
+def _measured(drilled: BandwidthRecord, aa: BandwidthRecord) -> float:
+    """How much longer the drill's launches took than the A/A run's, in percent."""
+    return 100 * (aa.gbps / drilled.gbps - 1)
+
+
+def _case_id(nodeid: str) -> str:
+    """``test_x.py::test_y[case-id]``'s case id (the node id where it has none)."""
+    return nodeid.rpartition("[")[2].rstrip("]") or nodeid
+
+
+def _range(values, signed: bool = False) -> str:
+    values = sorted(values)
+    if not values:
+        return "–"
+    fmt = _signed if signed else (lambda v: f"{v:.2f}%")
+    return fmt(values[0]) if values[0] == values[-1] else f"{fmt(values[0])} .. {fmt(values[-1])}"
+
+
+def _signed(value: float | None) -> str:
+    return "no delta" if value is None else f"{value:+.2f}%"

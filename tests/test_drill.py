@@ -1,0 +1,70 @@
+"""``python -m reports drill``: a planted-slowdown drill proves the gate only where every planted
+bandwidth-size case was called slower; the launch-bound size is reported, not judged."""
+
+import json
+
+import pytest
+
+from reports import __main__ as cli
+from reports import drill
+from reports.model import BandwidthRecord, CaseResult, RunResult
+
+pytestmark = pytest.mark.harness
+
+
+def _case(name: str, size: str, gbps: float, verdict: str, planted: float | None = 0.01, delta: float | None = -1.0):
+    record = BandwidthRecord(
+        case=name, stage=name.split("-")[0], dtype="fp16", size=size, shape=[16384, 8192], bytes=3 << 28, gbps=gbps,
+        median_s=1e-4, spread_s=1e-7, samples=74, rel_noise=0.002, ceiling_gbps=3000.0, pct_ceiling=gbps / 30,
+        planted_slowdown=planted, verdict=verdict, delta_pct=delta, threshold_pct=0.5 if size == "bandwidth" else 2.0,
+    )
+    return CaseResult(f"suites/bench/test_bandwidth.py::test_stage_bandwidth[{name}]",
+                      "failed" if verdict == "slower" else "passed", "bench", 1.0, bandwidth=record)
+
+
+def _run(*cases: CaseResult) -> RunResult:
+    return RunResult(fingerprint={}, arch="sm_90a", started="", cases=list(cases))
+
+
+def test_every_planted_bandwidth_case_slower_proves_the_gate_and_says_what_was_measured():
+    planted = _run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower", 0.0117, -1.2),
+                   _case("naive-16384x8192", "bandwidth", 2970.0, "slower", 0.01, -0.9),
+                   _case("tv-256x4096", "launch", 1400.0, "same", 0.25, -1.5),
+                   CaseResult("suites/bench/test_bandwidth.py::test_stage_bandwidth[mul_relu-16384x8192]", "xfailed", "bench", 0.1))
+    aa = _run(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None, 0.1),
+              _case("naive-16384x8192", "bandwidth", 3000.0, "same", None, 0.0))
+    result = drill.judge(planted, aa)
+    assert result.proved
+    assert result.lines == [
+        "bandwidth: 2 of 2 planted cases slower; planted 1.00% .. 1.17%, -1.20% .. -0.90% against the baseline "
+        "(thresholds 0.50%); measured 1.01% .. 1.35% slower than the A/A run (median 1.18%)",
+        "launch: 0 of 1 planted cases slower (not judged); planted 25.00%, -1.50% against the baseline (thresholds 2.00%)",
+        "not measured: mul_relu-16384x8192 (xfailed)",
+        "drill PROVED: the gate called every planted bandwidth-size case slower",
+    ]
+
+
+def test_a_missed_case_is_named_and_the_drill_not_proved():
+    result = drill.judge(_run(_case("tv-16384x8192", "bandwidth", 2990.0, "slower"),
+                              _case("naive-16384x8192", "bandwidth", 2995.0, "same", delta=-0.4)))
+    assert not result.proved
+    assert "  missed: naive-16384x8192 (same, -0.40%)" in result.lines
+    assert result.lines[-1] == "drill NOT PROVED: the gate missed a planted bandwidth-size case (above)"
+
+
+def test_a_run_without_planted_cases_is_no_drill():
+    result = drill.judge(_run(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None, 0.1)))
+    assert not result.proved
+    assert result.lines == ["drill NOT PROVED: no planted bandwidth-size case in this run (not a --bandwidth-plant-slowdown run?)"]
+
+
+def test_the_command_exits_0_on_a_proved_drill_1_on_a_miss_2_on_a_file_that_is_no_run(tmp_path, capsys):
+    proved = tmp_path / "proved.json"
+    proved.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower")).to_json()))
+    missed = tmp_path / "missed.json"
+    missed.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 2990.0, "same", delta=-0.3)).to_json()))
+    assert cli.main(["drill", str(proved)]) == 0
+    assert cli.main(["drill", str(missed), "--against", str(proved)]) == 1
+    capsys.readouterr()
+    assert cli.main(["drill", str(tmp_path / "nothing.json")]) == 2
+    assert capsys.readouterr().err.startswith(f"reports drill: {tmp_path / 'nothing.json'}: no such file")
