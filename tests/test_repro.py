@@ -180,3 +180,22 @@ def test_a_repro_dir_holding_another_runs_reproducers_is_refused(usage_error, pr
     (project.path / "earlier" / f"repro_{PLANTED.id}.py").write_text("# another run's")
     line = usage_error("--repro-dir", "earlier", "test_one.py")
     assert line == "ERROR: --repro-dir earlier: holds another run's reproducers, never replaced: choose an empty folder"
+
+
+def test_an_fp64_record_crosses_to_the_xdist_controller():
+    """A float64 edge value's bit pattern is an int below -2**31, which execnet (xdist's wire)
+    refuses: on an H100 every planted fp64 gpu case took its worker down with an INTERNALERROR
+    and the gate exited 3. The record travels as JSON text and reads back whole."""
+    from types import SimpleNamespace
+
+    from execnet.gateway_base import dumps_internal, loads_internal
+
+    from fixtures.plugin.repro import record
+    from reports.model import REPRO_KEY, repro_spec
+
+    case = matrix.Case(WRONG, DTYPES["fp64"], "align16", "static", (128, 2048), "aligned")
+    item = SimpleNamespace(user_properties=[])
+    record(item, case, SEED, failures.Mismatch("went wrong"))
+    assert min(bit for o in spec_for(case, SEED, "Mismatch")[0].operands for bit in o.edge_bits) < -2**31
+    sent = dict(loads_internal(dumps_internal(item.user_properties)))
+    assert repro_spec(json.loads(sent[REPRO_KEY])) == spec_for(case, SEED, "Mismatch")[0]
