@@ -18,7 +18,7 @@ OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
 # the keys a case's records travel under in pytest's user_properties (xdist sends them as plain data)
 TIER_KEY, GPU_KEY, CASE_KEY, PTX_KEY, BANDWIDTH_KEY = "tier", "gpu", "case", "ptx", "bandwidth"
-REPRO_KEY, REPRO_SOURCES_KEY = "repro", "repro_sources"  # a failing gpu case's ReproSpec, and its modules' texts by digest
+REPRO_KEY, REPRO_SOURCES_KEY = "repro", "repro_sources"  # a failing gpu case's ReproSpec (JSON text on a report), and its modules' texts by digest
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
 LOST = "GPU LOST"  # how a lost GPU's cases fail, and the verdict line's head
 STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail
