@@ -16,7 +16,8 @@ DEVICE_TIERS = ("gpu", "bench")
 TIER_PRECEDENCE = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
-# the keys a case's records travel under in pytest's user_properties (xdist sends them as plain data)
+# the keys a case's records travel under in pytest's user_properties (xdist sends them as plain data,
+# and no int below -2**31: execnet refuses it, so a record holding such ints travels as JSON text)
 TIER_KEY, GPU_KEY, CASE_KEY, PTX_KEY, BANDWIDTH_KEY = "tier", "gpu", "case", "ptx", "bandwidth"
 REPRO_KEY, REPRO_SOURCES_KEY = "repro", "repro_sources"  # a failing gpu case's ReproSpec (JSON text on a report), and its modules' texts by digest
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error

@@ -42,17 +42,19 @@ def test_scattered_samples_run_to_the_time_limit():
 
 def test_a_planted_slowdown_is_more_rows_in_the_same_launch_the_fewest_past_the_fraction():
     """1% of 16,384 rows is 163.84: 164 more, or the first row count a stage's tile divides (the
-    tutorial's 64-row tiles: 192, 1.17%), recorded as what was planted."""
+    tutorial's 64-row tiles: 192), recorded as the bytes moved beyond those counted (1.17% there)."""
     from fixtures.bandwidth.figures import PlantedSlowdown
+    from fixtures.bandwidth.measure import Workload
 
     one_pct = PlantedSlowdown(0.01)
     assert one_pct.rows((16384, 8192)) == (16548, 8192)
     assert one_pct.rows((16384, 8192), lambda m, n: m % 64 == 0) == (16576, 8192)
-    assert one_pct.planted(16384, 16576) == pytest.approx(0.0117, abs=1e-4)
     assert one_pct.rows((100, 4)) == (101, 4)  # 100 x 0.01 is a hair above 1 in floats
     assert one_pct.length(1 << 30) == (1 << 30) + 10737419
     with pytest.raises(ValueError, match="inside the stage's domain"):
         one_pct.rows((256, 4096), lambda m, n: False)
+    assert Workload("tv", list, 3 * 16384 * 8192, 8, moved=3 * 16576 * 8192).planted == pytest.approx(0.0117, abs=1e-4)
+    assert Workload("tv", list, 3 * 16384 * 8192, 8).planted is None
 
 
 def test_a_figure_is_the_placements_trimmed_mean_one_placements_luck_moves_it_little():

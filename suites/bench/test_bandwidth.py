@@ -63,11 +63,11 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context):
         bench.feed_benchmark(benchmark, typical, record.to_dict())
         request.node.user_properties.append((BANDWIDTH_KEY, record.to_dict()))
         if record.verdict == "slower":
-            planted = f", {100 * record.planted_slowdown:.2f}% planted" if record.planted_slowdown else ""
+            planted_note = f", {100 * record.planted_slowdown:.2f}% planted" if record.planted_slowdown else ""
             pytest.fail(
                 f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.2f}% below the baseline's "
                 f"{record.baseline_gbps:.1f} GB/s (threshold {record.threshold_pct:.2f}%, "
-                f"over {placements} placements in {record.measurements} measurements{planted})",
+                f"over {placements} placements in {record.measurements} measurements{planted_note})",
                 pytrace=False,
             )
         return record
@@ -86,7 +86,7 @@ def test_device_ceiling(measure_and_judge, planted):
         return [lambda: dst.copy_(src)]
 
     workload = bench.Workload("d2d_copy-1GiB", operands, 2 * bandwidth.CEILING_BYTES, bandwidth.PLACEMENTS["bandwidth"],
-                              _planted(planted, bandwidth.CEILING_BYTES, length))
+                              2 * length if planted else None)
     measure_and_judge(workload, stage="d2d_copy", dtype="u8", size="bandwidth", shape=[1, bandwidth.CEILING_BYTES])
 
 
@@ -109,7 +109,8 @@ def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, planted, s
         return launches
 
     name = request.node.callspec.id
-    workload = bench.Workload(name, operands, nbytes, bandwidth.PLACEMENTS[family], _planted(planted, shape[0], moved[0]))
+    workload = bench.Workload(name, operands, nbytes, bandwidth.PLACEMENTS[family],
+                              bandwidth.bytes_moved(moved, dt.bytes) if planted else None)
     measure_and_judge(workload, stage="torch_add", dtype=dtype, size=family, shape=list(shape))
 
 
@@ -133,7 +134,7 @@ def test_stage_bandwidth(case, measure_and_judge, planted, seed, compiler):
         return [launch.launch for launch in launches]
 
     workload = bench.Workload(case.id, operands, nbytes, bandwidth.PLACEMENTS[case.family],
-                              _planted(planted, case.shape[0], moved.shape[0]))
+                              bandwidth.bytes_moved(moved.shape, case.dtype.bytes) if planted else None)
     measure_and_judge(workload, stage=case.stage.name, dtype=case.dtype.id, size=case.family, shape=list(case.shape))
 
 
@@ -143,8 +144,3 @@ def _whole_tiles(case: Case, rows: int, columns: int) -> bool:
     made 1% more rows cost 1.5% (fp64) to 14% (1-byte types) more time on an H100."""
     tile_rows = case.stage.tile(case.dtype)[0] if case.stage.tile else 1
     return rows % tile_rows == 0 and case.stage.shape_outside_domain(rows, columns, case.dtype) is None
-
-
-def _planted(planted: bandwidth.PlantedSlowdown | None, counted: int, moved: int) -> float | None:
-    """What a drill planted into a case whose figure counts ``counted`` rows (or bytes) and whose launches move ``moved``."""
-    return planted.planted(counted, moved) if planted else None
