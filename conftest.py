@@ -105,7 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
         if not worker:
             state.repro_dir = startup.repro_dir_option(config.getoption("--repro-dir"))
-        _pin(config, state, wanted)
+        _pin(config, state, wanted, bench_options.plant_fraction)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
             raise HarnessUsageError(f"--require-gpu: {device.gpu_unavailable()}")
         state.arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
@@ -153,7 +153,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         startup.check_selection(session.config)
 
 
-def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | None) -> None:
+def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | None, plant_fraction: float | None) -> None:
     """Choose the run's GPUs (a worker is handed them) and pin this process to its one, before
     anything touches CUDA; the controller also checks each has the memory its share needs."""
     if hasattr(config, "workerinput"):
@@ -162,14 +162,17 @@ def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | N
         state.outer_visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         state.gpus = gpus.select(gpus.visible(state.outer_visible), wanted, state.outer_visible)
         if state.gpus and not bench_phase.is_serial_phase(config):
-            from fixtures.bandwidth.figures import most_held
+            from fixtures.bandwidth.figures import PlantedSlowdown, most_held
             from fixtures.cases.matrix import device_bytes, large_cases, largest_operand_bytes
 
             workers = getattr(config.option, "numprocesses", None) or 1
             stages_module = config.rootpath / "suites" / "gpu" / "test_stages.py"
             selected = startup.selected_by_options(large_cases(), config.getoption("keyword"), config.getoption("markexpr"),
                                                    config.args, stages_module)
-            gpus.check_free(state.gpus, workers, most_held(largest_operand_bytes()), tuple(device_bytes(c) for c in selected))
+            bench_held = 0
+            if startup.may_select_tier(config.rootpath / "suites" / "bench", "bench", config.getoption("markexpr"), config.args):
+                bench_held = most_held(largest_operand_bytes(), PlantedSlowdown(plant_fraction) if plant_fraction else None)
+            gpus.check_free(state.gpus, workers, bench_held, tuple(device_bytes(c) for c in selected))
     state.pinned = gpus.for_worker(state.gpus, getattr(config, "workerinput", {}).get("workerid"))
     if state.pinned is not None:
         settings.pin_gpu(state.pinned.uuid)

@@ -18,6 +18,7 @@ FAKE = Path(__file__).parent / "data" / "fake_pynvml.py"
 H100 = {"name": "NVIDIA H100 80GB HBM3", "total_mib": 81559, "free_mib": 81000}
 H200 = {"name": "NVIDIA H200", "total_mib": 143771, "free_mib": 143000}
 BUSY = {**H100, "free_mib": 3000}
+L4 = {"name": "NVIDIA L4", "total_mib": 23034, "free_mib": 22500}
 
 
 @pytest.fixture
@@ -105,6 +106,17 @@ def test_a_busy_gpu_is_refused_at_start(driver):
                                             r"needs 8.0 GiB on it \(4 workers at 2 GiB each\); leave it out"):
         gpus.check_free(listed, 8, 1 << 30)
     gpus.check_free(listed[:1], 8, 1 << 30)  # the free one alone is fine
+
+
+def test_a_gpu_too_small_for_the_run_is_named_so_not_busy(driver):
+    """A 24 GB card runs the gpu tier; the bench tier's 48 GiB it never holds, idle or not."""
+    driver(L4)
+    listed = gpus.visible(None)
+    gpus.check_free(listed, 4, 0)
+    with pytest.raises(StartupError, match=r"^GPU 0 \(NVIDIA L4, GPU-fake-0\) has 22.5 GiB, this run needs 50.0 GiB on it "
+                                            r"\(the bench tier's largest case\); leave it out with --gpus, or run with the "
+                                            r"bench tier left out \(-m 'not bench'\)$"):
+        gpus.check_free(listed, 4, 48 << 30)
 
 
 # end to end: the plugin in a subprocess, with the stand-in NVML on its path
@@ -214,3 +226,17 @@ def test_the_busy_check_counts_only_the_large_cases_a_run_may_select():
     assert selected_by_options(large, "not large", "", ["suites"], module) == []
     assert selected_by_options(large, "", "bench", ["suites"], module) == []
     assert {c.dtype.id for c in selected_by_options(large, "large and fp16", "gpu", ["suites"], module)} == {"fp16"}
+
+
+def test_the_busy_check_holds_room_for_the_bench_tier_only_where_a_run_may_select_it():
+    from pathlib import Path
+
+    from fixtures.plugin.startup import may_select_tier
+
+    bench = Path("suites/bench").resolve()
+    assert may_select_tier(bench, "bench", "", ["suites"])
+    assert may_select_tier(bench, "bench", "", ["."])
+    assert may_select_tier(bench, "bench", "not gpu", ["suites/bench/test_bandwidth.py::test_device_ceiling"])
+    assert not may_select_tier(bench, "bench", "", ["suites/gpu", "tests"])
+    assert not may_select_tier(bench, "bench", "gpu or host", ["suites"])
+    assert may_select_tier(bench, "bench", "bench and (", ["suites"])  # check_selection answers that one

@@ -57,6 +57,16 @@ def test_a_planted_slowdown_is_more_rows_in_the_same_launch_the_fewest_past_the_
     assert Workload("tv", list, 3 * 16384 * 8192, 8).planted is None
 
 
+def test_the_start_up_memory_check_holds_room_for_a_drills_grown_operands():
+    """A drill's operands are larger than the case's: a 50% drill of the fp64 bandwidth case
+    holds 72 GiB, not 48, and a GPU without that room is refused at start, not mid-run."""
+    from fixtures.bandwidth.figures import PlantedSlowdown, most_held
+
+    gib = 1 << 30
+    assert most_held(gib) == 2 * 8 * 3 * gib
+    assert most_held(gib, PlantedSlowdown(0.5)) == 2 * 8 * 3 * (gib + gib // 2)
+
+
 def test_a_figure_is_the_placements_trimmed_mean_one_placements_luck_moves_it_little():
     """The slowest and the fastest of more than three placements are dropped; of three, the median."""
     from fixtures.bandwidth.measure import trimmed_mean
