@@ -3,10 +3,12 @@
 A drill run (``--bandwidth-plant-slowdown F``) fails its cases when the gate works, so pytest's
 exit status says nothing about the gate; this reads its results.json and answers with one: 0
 where every bandwidth-size case that was planted was called slower, 1 where the gate missed one
-(or none was planted). Given the A/A run of the same machine start (``--against``), it also says
-how much slower each case really measured: the slowdown the drill planted in time, beside the
-bytes it planted (``BandwidthRecord.planted_slowdown``). The launch-bound size is reported, not
-judged: a launch's fixed cost dilutes the planted bytes there (docs/bandwidth.md).
+(or none was planted, or a bench case failed without a verdict: the gate was never asked of
+it). Given the A/A run of the same machine start (``--against``), it also says how much slower
+each case really measured: the slowdown the drill planted in time, beside the bytes it planted
+(``BandwidthRecord.planted_slowdown``); an A/A run of another install or GPU, or itself a drill,
+is refused. The launch-bound size is reported, not judged: a launch's fixed cost dilutes the
+planted bytes there (docs/bandwidth.md).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from reports.model import BandwidthRecord, RunResult
+from reports.model import BAD_OUTCOMES, BandwidthRecord, RunResult
 
 JUDGED_SIZE = "bandwidth"
 
@@ -28,6 +30,8 @@ class DrillResult:
 def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
     """The drill's verdict and the lines that say it, one size family a line, misses listed."""
     planted = [c.bandwidth for c in drill.bench_cases() if c.bandwidth.planted_slowdown is not None]
+    if against is not None:
+        _check_against(drill, against)
     reference = {c.bandwidth.case: c.bandwidth for c in against.bench_cases()} if against else {}
     lines, proved = [], False
     for size in dict.fromkeys(b.size for b in planted):
@@ -48,15 +52,33 @@ def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
             missed = [b for b in cases if b.verdict != "slower"]
             lines += [f"  missed: {b.case} ({b.verdict or 'no verdict'}, {_signed(b.delta_pct)})" for b in missed]
             proved = bool(cases) and not missed
-    unmeasured = [c for c in drill.cases if c.tier == "bench" and c.bandwidth is None and c.outcome not in ("passed", "failed")]
+    unmeasured = [c for c in drill.cases if c.tier == "bench" and c.bandwidth is None and c.outcome != "passed"]
     if unmeasured:
         lines.append("not measured: " + ", ".join(f"{_case_id(c.nodeid)} ({c.outcome})" for c in unmeasured))
     if not any(b.size == JUDGED_SIZE for b in planted):
         lines.append(f"drill NOT PROVED: no planted {JUDGED_SIZE}-size case in this run (not a --bandwidth-plant-slowdown run?)")
+    elif any(c.outcome in BAD_OUTCOMES for c in unmeasured):
+        lines.append("drill NOT PROVED: a bench case failed without a bandwidth verdict (above): the gate was never asked of it")
+        proved = False
     else:
         lines.append(f"drill PROVED: the gate called every planted {JUDGED_SIZE}-size case slower" if proved
                      else f"drill NOT PROVED: the gate missed a planted {JUDGED_SIZE}-size case (above)")
     return DrillResult(lines, proved)
+
+
+def _check_against(drill: RunResult, against: RunResult) -> None:
+    """``--against`` must be an A/A run of the drill's install on the drill's GPUs: another's
+    figures would measure the difference between two machines, not the drill."""
+    if any(c.bandwidth.planted_slowdown is not None for c in against.bench_cases()):
+        raise ValueError("--against: a drill run (its cases were planted), not the A/A run")
+    changed = [f"{key} {against.fingerprint.get(key)} (drill: {drill.fingerprint.get(key)})"
+               for key in sorted(drill.fingerprint.keys() | against.fingerprint.keys())
+               if drill.fingerprint.get(key) != against.fingerprint.get(key)]
+    if changed:
+        raise ValueError(f"--against: a run of another install: {', '.join(changed)}")
+    gpus = {c.gpu for c in drill.cases if c.bandwidth}
+    if not gpus <= {c.gpu for c in against.cases if c.bandwidth}:
+        raise ValueError(f"--against: measured on other GPUs than the drill's ({', '.join(sorted(gpus))})")
 
 
 def _measured(drilled: BandwidthRecord, aa: BandwidthRecord) -> float:

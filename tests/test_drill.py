@@ -1,7 +1,9 @@
 """``python -m reports drill``: a planted-slowdown drill proves the gate only where every planted
 bandwidth-size case was called slower; the launch-bound size is reported, not judged."""
 
+import dataclasses
 import json
+import re
 
 import pytest
 
@@ -58,13 +60,40 @@ def test_a_run_without_planted_cases_is_no_drill():
     assert result.lines == ["drill NOT PROVED: no planted bandwidth-size case in this run (not a --bandwidth-plant-slowdown run?)"]
 
 
-def test_the_command_exits_0_on_a_proved_drill_1_on_a_miss_2_on_a_file_that_is_no_run(tmp_path, capsys):
+def test_the_command_exits_0_on_a_proved_drill_1_on_a_miss_2_on_a_file_that_is_no_run_or_no_aa_run(tmp_path, capsys):
     proved = tmp_path / "proved.json"
     proved.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower")).to_json()))
     missed = tmp_path / "missed.json"
     missed.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 2990.0, "same", delta=-0.3)).to_json()))
-    assert cli.main(["drill", str(proved)]) == 0
-    assert cli.main(["drill", str(missed), "--against", str(proved)]) == 1
+    aa = tmp_path / "aa.json"
+    aa.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None)).to_json()))
+    assert cli.main(["drill", str(proved), "--against", str(aa)]) == 0
+    assert cli.main(["drill", str(missed)]) == 1
+    assert cli.main(["drill", str(missed), "--against", str(proved)]) == 2  # a drill is no A/A run
     capsys.readouterr()
     assert cli.main(["drill", str(tmp_path / "nothing.json")]) == 2
     assert capsys.readouterr().err.startswith(f"reports drill: {tmp_path / 'nothing.json'}: no such file")
+
+
+def test_a_bench_case_that_failed_without_a_verdict_leaves_the_drill_unproved():
+    """A case that ran out of memory or faulted was never judged: the drill proves nothing of it."""
+    result = drill.judge(_run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower"),
+                              CaseResult("suites/bench/test_bandwidth.py::test_stage_bandwidth[naive-16384x8192]", "failed",
+                                         "bench", 0.1, message="torch.OutOfMemoryError: CUDA out of memory")))
+    assert not result.proved
+    assert result.lines[-2:] == ["not measured: naive-16384x8192 (failed)",
+                                 "drill NOT PROVED: a bench case failed without a bandwidth verdict (above): the gate was "
+                                 "never asked of it"]
+
+
+@pytest.mark.parametrize(("against", "refusal"), [
+    pytest.param(_run(_case("tv-16384x8192", "bandwidth", 2990.0, "slower")), "--against: a drill run", id="a-drill"),
+    pytest.param(RunResult(fingerprint={"driver": "590.1"}, arch="sm_90a", started="",
+                           cases=[_case("tv-16384x8192", "bandwidth", 3000.0, "same", None)]),
+                 "--against: a run of another install: driver 590.1 (drill: None)", id="another-install"),
+    pytest.param(_run(dataclasses.replace(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None), gpu="GPU-other")),
+                 "--against: measured on other GPUs than the drill's", id="another-gpu"),
+])
+def test_an_against_run_that_is_no_aa_run_of_the_drills_install_and_gpu_is_refused(against, refusal):
+    with pytest.raises(ValueError, match=f"^{re.escape(refusal)}"):
+        drill.judge(_run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower")), against)

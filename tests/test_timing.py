@@ -55,6 +55,7 @@ def test_a_planted_slowdown_is_more_rows_in_the_same_launch_the_fewest_past_the_
         one_pct.rows((256, 4096), lambda m, n: False)
     assert Workload("tv", list, 3 * 16384 * 8192, 8, moved=3 * 16576 * 8192).planted == pytest.approx(0.0117, abs=1e-4)
     assert Workload("tv", list, 3 * 16384 * 8192, 8).planted is None
+    assert Workload("tv", list, 3 * 16384 * 8192, 8, moved=3 * 16384 * 8192).planted is None  # no drill
 
 
 def test_the_start_up_memory_check_holds_room_for_a_drills_grown_operands():

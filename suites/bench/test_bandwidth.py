@@ -85,8 +85,7 @@ def test_device_ceiling(measure_and_judge, planted):
         dst = torch.empty_like(src)
         return [lambda: dst.copy_(src)]
 
-    workload = bench.Workload("d2d_copy-1GiB", operands, 2 * bandwidth.CEILING_BYTES, bandwidth.PLACEMENTS["bandwidth"],
-                              2 * length if planted else None)
+    workload = bench.Workload("d2d_copy-1GiB", operands, 2 * bandwidth.CEILING_BYTES, bandwidth.PLACEMENTS["bandwidth"], 2 * length)
     measure_and_judge(workload, stage="d2d_copy", dtype="u8", size="bandwidth", shape=[1, bandwidth.CEILING_BYTES])
 
 
@@ -109,8 +108,7 @@ def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, planted, s
         return launches
 
     name = request.node.callspec.id
-    workload = bench.Workload(name, operands, nbytes, bandwidth.PLACEMENTS[family],
-                              bandwidth.bytes_moved(moved, dt.bytes) if planted else None)
+    workload = bench.Workload(name, operands, nbytes, bandwidth.PLACEMENTS[family], bandwidth.bytes_moved(moved, dt.bytes))
     measure_and_judge(workload, stage="torch_add", dtype=dtype, size=family, shape=list(shape))
 
 
@@ -134,7 +132,7 @@ def test_stage_bandwidth(case, measure_and_judge, planted, seed, compiler):
         return [launch.launch for launch in launches]
 
     workload = bench.Workload(case.id, operands, nbytes, bandwidth.PLACEMENTS[case.family],
-                              bandwidth.bytes_moved(moved.shape, case.dtype.bytes) if planted else None)
+                              bandwidth.bytes_moved(moved.shape, case.dtype.bytes))
     measure_and_judge(workload, stage=case.stage.name, dtype=case.dtype.id, size=case.family, shape=list(case.shape))
 
 
