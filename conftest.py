@@ -119,7 +119,8 @@ def pytest_configure(config: pytest.Config) -> None:
         state.fingerprint = fingerprint().as_dict()
         if not worker:  # the controller's recorder reports it
             state.api_drift = [ApiDrift(**vars(r), drifted=r.drifted) for r in drift_report()]
-        gate = config.stash[bench_plugin.GATE_KEY] = bench_plugin.BenchGate(config, bench_options, state.fingerprint)
+        board = state.pinned.board() if state.pinned else None
+        gate = config.stash[bench_plugin.GATE_KEY] = bench_plugin.BenchGate(config, bench_options, state.fingerprint, board)
         state.baseline = gate.info()
         registered = startup.load_stage_modules(config.getoption("--stage-module"))
         state.stages = with_registered(registered)
@@ -212,7 +213,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     in_use = [f"gpu {g.index}: {g.name}, {g.uuid}, {g.memory_mib} MiB, memory clock "
               f"{g.memory_clock_mhz or '?'} MHz" for g in state.gpus]
     if len(state.gpus) > 1:
-        in_use.append(f"xdist worker gwN runs on the (N mod {len(state.gpus)})-th of these; bench cases are shared out among them")
+        in_use.append(f"xdist worker gwN runs on the (N mod {len(state.gpus)})-th of these; every one of them measures every bench case")
     return [*fingerprint().header_lines(), *in_use, f"compile arch: {state.arch}; reports: {reports}"]
 
 

@@ -3,12 +3,15 @@
 A baseline is what pytest-benchmark writes for a run (machine_info, benchmarks with stats and
 extra_info), with the harness's fingerprint added to machine_info so it can be matched to an
 install, plus ``cute_harness_runs``: the figures of every run saved into it, each from its own
-machine start. Two starts of the same machine differ by more than one run's noise (memory
-placement, clocks), so a case is judged against the median of several starts and their spread
-(``CaseReference``), never against one start's figure. A file without the runs list (one saved
-before they existed) reads as one run. Each run names how its figures were measured
-(``METHOD``): runs of an older method are kept in the file but judge nothing, and the next
-save of the install drops them.
+machine start and naming the board that measured it (``reports.model.Board``). Boards of one
+model read apart by more than a run's noise (1-3% between hosts of one fleet), so a GPU is judged
+only against runs of its own board (``Baseline.runs_of``): the median of several starts and their
+spread (``CaseReference``), never one start's figure. A board without runs of its own gets the
+traveling verdict, which reads each case against a reference kernel measured beside it
+(``RatioReference``, over every board's runs). A file without the runs list (one saved before
+they existed) reads as one run; runs saved before boards were named judge no board of their own.
+Each run names how its figures were measured (``METHOD``): runs of an older method are kept in
+the file but judge nothing, and the next save of the install drops them.
 
 Loading refuses, in one line, a file that is not such a baseline and one recorded on another
 GPU model; saving is atomic, adds this run to the same install's earlier ones (a later save
@@ -26,10 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reports import atomic
+from reports.model import Board
 from reports.usage import HarnessUsageError
 
 FOLDER = Path(__file__).parent / "baselines"
 FINGERPRINT_KEY = "cute_harness_fingerprint"
+BOARD_KEY = "cute_harness_board"  # in a run's pytest-benchmark machine_info: the board that measured it
 RUNS_KEY = "cute_harness_runs"
 MIN_RUNS = 3  # machine starts a case's reference needs before its spread is trusted
 # what a run's figures are: the trimmed mean over a case's placements (fixtures.bandwidth.measure)
@@ -86,16 +91,26 @@ def median_error(median_s: float, spread_s: float, samples: int) -> float:
 
 @dataclass(frozen=True)
 class SavedRun:
-    """One run saved into a baseline: when, on which machine start, and its figures per case."""
+    """One run saved into a baseline: when, on which machine start and board, its figures per case."""
 
     saved: str
     boot_id: str  # the machine start it ran on ("" where unknown)
     cases: dict[str, Figures]
     method: str = METHOD  # how its figures were measured
+    board: Board | None = None  # the board that measured it; None in runs saved before boards were named
 
     def to_json(self) -> dict:
         return {"saved": self.saved, "boot_id": self.boot_id, "method": self.method,
+                **({"board": self.board.to_json()} if self.board else {}),
                 "cases": {case: {k: getattr(f, k) for k in _FIGURES} for case, f in self.cases.items()}}
+
+    def same_board(self, board: Board | None, equivalent: tuple[frozenset[str], ...] = ()) -> bool:
+        """Whether this run was measured on ``board`` (the same identity), or on a board declared
+        equivalent to it (``equivalent``: groups of board ids); a run or board NVML could not name
+        is no board's."""
+        if self.board is None or board is None:
+            return False
+        return self.board.identity() == board.identity() or any({self.board.id, board.id} <= group for group in equivalent)
 
 
 @dataclass(frozen=True)
@@ -134,6 +149,35 @@ class CaseReference:
         return statistics.median(f.median_error for f in self.runs)
 
 
+@dataclass(frozen=True)
+class RatioReference:
+    """What the traveling verdict judges a case by: its GB/s over its yardstick's (the reference
+    kernel measured beside it, ``reports.gate.yardstick``) in each run, one ratio per board (the
+    median of its runs), so the spread is the one across boards and hosts."""
+
+    case: str
+    yardstick: str
+    ratios: tuple[float, ...]  # one per board, in the baseline's order
+    median_error: float  # relative standard error of one run's ratio (both figures'), the median over runs
+
+    @property
+    def count(self) -> int:
+        return len(self.ratios)
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.ratios)
+
+    @property
+    def between_sigma(self) -> float:
+        """Relative standard deviation of the ratio across boards; 0 with one board."""
+        return statistics.stdev(self.ratios) / self.ratio if self.count > 1 else 0.0
+
+    @property
+    def spread_pct(self) -> float:
+        return 100 * (max(self.ratios) - min(self.ratios)) / self.ratio
+
+
 @dataclass
 class Baseline:
     path: Path
@@ -146,13 +190,43 @@ class Baseline:
         """The runs measured as this harness measures (``METHOD``): the only ones that judge."""
         return [run for run in self.runs if run.method == METHOD]
 
-    @property
-    def references(self) -> dict[str, CaseReference]:
+    def runs_of(self, board: Board | None, equivalent: tuple[frozenset[str], ...] = ()) -> list[SavedRun]:
+        """The current runs measured on ``board`` (or a board declared equivalent): what judges it."""
+        return [run for run in self.current_runs if run.same_board(board, equivalent)]
+
+    def boards(self) -> list[str]:
+        """The ids of the boards with current runs, in the file's order."""
+        return list(dict.fromkeys(run.board.id for run in self.current_runs if run.board))
+
+    def changed(self, board: Board) -> list[str]:
+        """How this board's id's runs differ from it now (another VBIOS, clock, power limit or
+        CPU): why a board that has runs is still judged as one without."""
+        return list(dict.fromkeys(d for run in self.current_runs if run.board and run.board.id == board.id
+                                  and run.board.identity() != board.identity() for d in board.differences(run.board)))
+
+    def references(self, runs: list[SavedRun]) -> dict[str, CaseReference]:
+        """Each case's figures over ``runs`` (one board's)."""
         found: dict[str, list[Figures]] = {}
-        for run in self.current_runs:
+        for run in runs:
             for case, figures in run.cases.items():
                 found.setdefault(case, []).append(figures)
         return {case: CaseReference(case, tuple(figures)) for case, figures in found.items()}
+
+    def ratio_reference(self, case: str, yardstick: str) -> RatioReference | None:
+        """``case`` over ``yardstick`` in every current run that measured both, one ratio per
+        board (a run of an unnamed board counts as a board of its own); None where none did."""
+        by_board: dict[object, list[float]] = {}
+        errors = []
+        for i, run in enumerate(self.current_runs):
+            now, under = run.cases.get(case), run.cases.get(yardstick)
+            if now is None or under is None:
+                continue
+            by_board.setdefault(run.board.identity() if run.board else i, []).append(now.gbps / under.gbps)
+            errors.append(math.hypot(now.median_error, under.median_error))
+        if not by_board:
+            return None
+        ratios = tuple(statistics.median(ratios) for ratios in by_board.values())
+        return RatioReference(case, yardstick, ratios, statistics.median(errors))
 
 
 def slug(fp: dict) -> str:
@@ -213,7 +287,12 @@ def _runs(path: Path, document: dict) -> list[SavedRun]:
                 raise BaselineError(f"baseline {path}: {RUNS_KEY}[{i}] case {case!r} is not an object")
             _check_values(path, f"{RUNS_KEY}[{i}] case {case!r}", record, rules)
         cases = {case: Figures.of(record) for case, record in run["cases"].items()}
-        loaded.append(SavedRun(str(run.get("saved", "")), str(run.get("boot_id", "")), cases, str(run.get("method", OLDER_METHOD))))
+        try:
+            board = Board.from_json(run["board"]) if "board" in run else None
+        except (ValueError, TypeError) as exc:
+            raise BaselineError(f"baseline {path}: {RUNS_KEY}[{i}] board: {exc}") from None
+        loaded.append(SavedRun(str(run.get("saved", "")), str(run.get("boot_id", "")), cases,
+                               str(run.get("method", OLDER_METHOD)), board))
     return loaded
 
 
@@ -263,34 +342,57 @@ def machine_start() -> str:
         return ""
 
 
-def merge(document: dict, fp: dict, previous: Baseline | None, run: SavedRun, replace: bool = False) -> dict:
+def merge(document: dict, fp: dict, previous: Baseline | None, run: SavedRun, replace: bool = False,
+          same_start: bool = False) -> dict:
     """The baseline to save: ``document`` (this run's pytest-benchmark JSON) plus the cases of
     ``previous`` it did not measure, and ``run`` added to ``previous``'s runs, when ``previous``
     is the same install's baseline and ``replace`` does not start over. A run of ``previous``
-    from the same machine start as ``run`` gives way to it: starts, not saves, are what count; so
-    do runs measured by another method than ``run``'s."""
+    from the same board and machine start as ``run`` gives way to it (starts, not saves, are
+    what count) unless ``same_start`` keeps it (a runner that is not restarted between its
+    baseline runs); so do runs measured by another method than ``run``'s."""
     document = {**document, "machine_info": {**document.get("machine_info", {}), FINGERPRINT_KEY: fp}}
     if previous is None or replace or slug(previous.fingerprint) != slug(fp):
         return {**document, RUNS_KEY: [run.to_json()]}
     measured = {b["extra_info"]["case"] for b in document["benchmarks"]}
     kept = [b for b in previous.document["benchmarks"] if b["extra_info"]["case"] not in measured]
-    earlier = [r for r in previous.runs if r.method == run.method and not (run.boot_id and r.boot_id == run.boot_id)]
+    earlier = [r for r in previous.runs if r.method == run.method and (same_start or not _same_start(r, run))]
     return {**document, "benchmarks": kept + document["benchmarks"], RUNS_KEY: [r.to_json() for r in [*earlier, run]]}
 
 
+def _same_start(earlier: SavedRun, run: SavedRun) -> bool:
+    """Whether ``earlier`` was measured on ``run``'s machine start and board (runs before boards
+    were named: on its machine start)."""
+    same_board = earlier.board is None or run.board is None or earlier.board.identity() == run.board.identity()
+    return bool(run.boot_id) and earlier.boot_id == run.boot_id and same_board
+
+
 def run_of(document: dict, saved: str, boot_id: str) -> SavedRun:
-    """This run's figures from its pytest-benchmark JSON (each benchmark's extra_info)."""
-    return SavedRun(saved, boot_id, {b["extra_info"]["case"]: Figures.of(b["extra_info"]) for b in document["benchmarks"]})
+    """This run's figures from its pytest-benchmark JSON (each benchmark's extra_info), with the
+    board its machine_info names."""
+    board = document.get("machine_info", {}).get(BOARD_KEY)
+    return SavedRun(saved, boot_id, {b["extra_info"]["case"]: Figures.of(b["extra_info"]) for b in document["benchmarks"]},
+                    board=Board.from_json(board) if board else None)
 
 
-def by_model(documents: list[dict]) -> list[tuple[dict, dict]]:
-    """The bench documents of one run (one per GPU that measured) as one document per install,
-    with its fingerprint: GPUs of one model add up to one run of that model's baseline."""
+def by_install(documents: list[dict]) -> list[tuple[dict, list[dict]]]:
+    """The bench documents of one run (one per GPU that measured, each one board's run) grouped
+    by install, with its fingerprint: each install's baseline gets one run per board."""
     grouped: dict[str, list[dict]] = {}
     for document in documents:
         grouped.setdefault(slug(document["machine_info"][FINGERPRINT_KEY]), []).append(document)
-    return [(group[0]["machine_info"][FINGERPRINT_KEY], {**group[0], "benchmarks": [b for d in group for b in d["benchmarks"]]})
-            for group in grouped.values()]
+    return [(group[0]["machine_info"][FINGERPRINT_KEY], group) for group in grouped.values()]
+
+
+def merge_runs(documents: list[dict], fp: dict, previous: Baseline | None, path: Path, boot_id: str,
+               replace: bool = False, same_start: bool = False) -> dict:
+    """``documents`` (one install's, one per board) merged into ``previous`` one after another,
+    each a run of its board (``replace`` starts the file over with the first)."""
+    current, merged = previous, {}
+    for i, document in enumerate(documents):
+        run = run_of(document, document.get("datetime", ""), boot_id)
+        merged = merge(document, fp, current, run, replace and i == 0, same_start)
+        current = Baseline(Path(path), fp, merged, _runs(Path(path), merged))
+    return merged
 
 
 def save(path: Path, document: dict) -> None:

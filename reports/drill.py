@@ -8,7 +8,10 @@ it). Given the A/A run of the same machine start (``--against``), it also says h
 each case really measured: the slowdown the drill planted in time, beside the bytes it planted
 (``BandwidthRecord.planted_slowdown``); an A/A run of another install or GPU, or itself a drill,
 is refused. The launch-bound size is reported, not judged: a launch's fixed cost dilutes the
-planted bytes there (docs/bandwidth.md).
+planted bytes there (docs/bandwidth.md). A run of several GPUs is judged GPU by GPU, each
+against its own A/A figures: the drill is proved where it is proved on every GPU. Each GPU's
+lines say what its verdicts rested on (its board's own runs, or the traveling verdict, under
+which only the DSL stages are planted).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from reports.model import BAD_OUTCOMES, BandwidthRecord, RunResult
+from reports.model import BAD_OUTCOMES, BandwidthRecord, CaseResult, RunResult
+from reports.summary import gpu_label
 
 JUDGED_SIZE = "bandwidth"
 
@@ -28,11 +32,46 @@ class DrillResult:
 
 
 def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
-    """The drill's verdict and the lines that say it, one size family a line, misses listed."""
-    planted = [c.bandwidth for c in drill.bench_cases() if c.bandwidth.planted_slowdown is not None]
+    """The drill's verdict and the lines that say it, one size family a line (per GPU, where it
+    ran on several), misses listed."""
     if against is not None:
         _check_against(drill, against)
-    reference = {c.bandwidth.case: c.bandwidth for c in against.bench_cases()} if against else {}
+    reference = {(c.gpu, c.bandwidth.case): c.bandwidth for c in against.bench_cases()} if against else {}
+    by_gpu: dict[str, list[CaseResult]] = {}
+    for case in drill.bench_cases():
+        if case.bandwidth.planted_slowdown is not None:
+            by_gpu.setdefault(case.gpu, []).append(case)
+    lines, missed_on = [], []
+    for gpu, cases in by_gpu.items():
+        gpu_lines, proved = _judge_gpu([c.bandwidth for c in cases], {k[1]: v for k, v in reference.items() if k[0] == gpu})
+        if len(by_gpu) > 1:
+            bases = " and ".join(sorted({c.bandwidth.basis for c in cases} - {""})) or "no baseline"
+            lines.append(f"gpu {gpu_label(drill, gpu)} (judged by: {bases}):")
+            gpu_lines = [f"  {line}" for line in gpu_lines]
+        lines += gpu_lines
+        if not proved:
+            missed_on.append(gpu)
+    unmeasured = [c for c in drill.cases if c.tier == "bench" and c.bandwidth is None and c.outcome != "passed"]
+    if unmeasured:
+        lines.append("not measured: " + ", ".join(f"{_case_id(c.nodeid)} ({c.outcome})" for c in unmeasured))
+    every = f" on each of {len(by_gpu)} GPUs" if len(by_gpu) > 1 else ""
+    if not by_gpu or any(not any(c.bandwidth.size == JUDGED_SIZE for c in cases) for cases in by_gpu.values()):
+        lines.append(f"drill NOT PROVED: no planted {JUDGED_SIZE}-size case in this run"
+                     f"{' on a GPU' if by_gpu else ''} (not a --bandwidth-plant-slowdown run?)")
+        return DrillResult(lines, False)
+    if any(c.outcome in BAD_OUTCOMES for c in unmeasured):
+        lines.append("drill NOT PROVED: a bench case failed without a bandwidth verdict (above): the gate was never asked of it")
+        return DrillResult(lines, False)
+    if missed_on:
+        where = f" on gpu {', '.join(gpu_label(drill, g) for g in missed_on)}" if len(by_gpu) > 1 else ""
+        lines.append(f"drill NOT PROVED: the gate missed a planted {JUDGED_SIZE}-size case{where} (above)")
+        return DrillResult(lines, False)
+    lines.append(f"drill PROVED: the gate called every planted {JUDGED_SIZE}-size case slower{every}")
+    return DrillResult(lines, True)
+
+
+def _judge_gpu(planted: list[BandwidthRecord], reference: dict[str, BandwidthRecord]) -> tuple[list[str], bool]:
+    """One GPU's lines, a size family each, and whether it called every planted bandwidth-size case slower."""
     lines, proved = [], False
     for size in dict.fromkeys(b.size for b in planted):
         cases = [b for b in planted if b.size == size]
@@ -52,18 +91,7 @@ def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
             missed = [b for b in cases if b.verdict != "slower"]
             lines += [f"  missed: {b.case} ({b.verdict or 'no verdict'}, {_signed(b.delta_pct)})" for b in missed]
             proved = bool(cases) and not missed
-    unmeasured = [c for c in drill.cases if c.tier == "bench" and c.bandwidth is None and c.outcome != "passed"]
-    if unmeasured:
-        lines.append("not measured: " + ", ".join(f"{_case_id(c.nodeid)} ({c.outcome})" for c in unmeasured))
-    if not any(b.size == JUDGED_SIZE for b in planted):
-        lines.append(f"drill NOT PROVED: no planted {JUDGED_SIZE}-size case in this run (not a --bandwidth-plant-slowdown run?)")
-    elif any(c.outcome in BAD_OUTCOMES for c in unmeasured):
-        lines.append("drill NOT PROVED: a bench case failed without a bandwidth verdict (above): the gate was never asked of it")
-        proved = False
-    else:
-        lines.append(f"drill PROVED: the gate called every planted {JUDGED_SIZE}-size case slower" if proved
-                     else f"drill NOT PROVED: the gate missed a planted {JUDGED_SIZE}-size case (above)")
-    return DrillResult(lines, proved)
+    return lines, proved
 
 
 def _check_against(drill: RunResult, against: RunResult) -> None:

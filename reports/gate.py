@@ -17,6 +17,15 @@ A case whose reference has fewer than ``baseline.MIN_RUNS`` runs has no trustwor
 gets ``FEW_RUNS_FLOOR_PCT`` (above the 2.6% by which one outlying start stood off the others,
 below the 4.8% a planted 5% slowdown measured at least) and the summary says "baseline from N
 runs". A per-case override (``--bandwidth-threshold GLOB=PCT``) replaces the derived threshold.
+
+All of that is a board's own baseline: boards of one model read apart by more than a 1% gate
+allows (an H100 host of four GPUs ran 0-1.3% below the baseline's host at the bandwidth size,
+up to 2.9% at the launch size). A board without runs of its own gets the **traveling verdict**
+(``judge_traveling``): each case's GB/s over its yardstick's, the reference kernel measured on
+the same GPU in the same run (``yardstick``), against that ratio over every board's runs, with
+``TRAVEL_FLOOR_PCT`` from the ratio's spread across hosts (docs/bandwidth.md, "A fleet of
+runners"). It is coarser, and blind by construction to whatever slows the yardstick as much as
+the case (a driver, the clocks, the board): only a board's own runs see that.
 """
 
 from __future__ import annotations
@@ -25,13 +34,14 @@ import fnmatch
 import math
 from dataclasses import replace
 
-from reports.baseline import MIN_RUNS, CaseReference, Figures
-from reports.model import BandwidthRecord
+from reports.baseline import MIN_RUNS, CaseReference, Figures, RatioReference
+from reports.model import COPY_CASE, BandwidthRecord, torch_add_case
 from reports.usage import HarnessUsageError
 
 NOISE_SIGMAS = 3.0
 FLOOR_PCT = {"bandwidth": 0.5, "launch": 2.0}  # by size family (BandwidthRecord.size)
 FEW_RUNS_FLOOR_PCT = 4.0
+TRAVEL_FLOOR_PCT = {"bandwidth": 2.0, "launch": 4.0}  # the traveling verdict's, by size family
 
 
 def threshold_pct(now: Figures, ref: CaseReference, size: str) -> float:
@@ -64,13 +74,57 @@ def override_for(case: str, overrides: list[tuple[str, float]]) -> float | None:
 
 
 def judge(now: BandwidthRecord, ref: CaseReference | None, override: float | None = None) -> BandwidthRecord:
-    """``now`` with its comparison filled in: the reference and its runs, delta, threshold (the
-    smallest slowdown this case can call), verdict (``new`` where there is no reference)."""
+    """``now`` with its comparison against its board's own runs filled in: the reference and its
+    runs, delta, threshold (the smallest slowdown this case can call), verdict (``new`` where
+    there is no reference)."""
+    now = replace(now, basis="board")
     if ref is None:
         return replace(now, verdict="new")
     delta = 100 * (now.gbps / ref.gbps - 1)
-    figures = Figures(now.gbps, now.median_s, now.spread_s, now.samples)
-    threshold = override if override is not None else threshold_pct(figures, ref, now.size)
-    verdict = "slower" if delta < -threshold else "faster" if delta > threshold else "same"
+    threshold = override if override is not None else threshold_pct(_figures(now), ref, now.size)
     return replace(now, baseline_gbps=ref.gbps, baseline_runs=ref.count, baseline_spread_pct=ref.spread_pct,
-                   delta_pct=delta, threshold_pct=threshold, verdict=verdict)
+                   delta_pct=delta, threshold_pct=threshold, verdict=_verdict(delta, threshold))
+
+
+def yardstick(record: BandwidthRecord) -> str:
+    """The case the traveling verdict reads ``record`` against, measured on the same GPU in the
+    same run: torch.add of the same dtype and shape for a DSL stage, the copy for torch.add,
+    none for the copy itself (it is every yardstick's yardstick)."""
+    if record.case == COPY_CASE:
+        return ""
+    if record.stage == "torch_add":
+        return COPY_CASE
+    return torch_add_case(record.dtype, record.shape)
+
+
+def travel_threshold_pct(now: Figures, under: Figures, ref: RatioReference, size: str) -> float:
+    """``NOISE_SIGMAS`` of the ratio's spread across boards and both ratios' noise, never below
+    the size family's traveling floor (nor the few-runs floor where fewer than ``MIN_RUNS``
+    boards stand behind the ratio)."""
+    noise = math.sqrt(ref.between_sigma**2 + now.median_error**2 + under.median_error**2 + ref.median_error**2)
+    floor = TRAVEL_FLOOR_PCT[size] if ref.count >= MIN_RUNS else max(FEW_RUNS_FLOOR_PCT, TRAVEL_FLOOR_PCT[size])
+    return max(floor, NOISE_SIGMAS * 100 * noise)
+
+
+def judge_traveling(now: BandwidthRecord, ref: RatioReference | None, under: BandwidthRecord | None,
+                    override: float | None = None) -> BandwidthRecord:
+    """``now`` judged on a board without runs of its own: its GB/s against what the reference
+    ratio predicts from ``under`` (its yardstick, measured beside it), as ``baseline_gbps``;
+    ``new`` where there is no ratio or no yardstick figure."""
+    now = replace(now, basis="traveling", yardstick=yardstick(now))
+    if ref is None or under is None:
+        return replace(now, verdict="new")
+    expected = ref.ratio * under.gbps
+    delta = 100 * (now.gbps / expected - 1)
+    threshold = override if override is not None else travel_threshold_pct(_figures(now), _figures(under), ref, now.size)
+    return replace(now, yardstick_gbps=under.gbps, baseline_gbps=expected, baseline_runs=ref.count,
+                   baseline_spread_pct=ref.spread_pct, delta_pct=delta, threshold_pct=threshold,
+                   verdict=_verdict(delta, threshold))
+
+
+def _figures(record: BandwidthRecord) -> Figures:
+    return Figures(record.gbps, record.median_s, record.spread_s, record.samples)
+
+
+def _verdict(delta: float, threshold: float) -> str:
+    return "slower" if delta < -threshold else "faster" if delta > threshold else "same"

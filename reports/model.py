@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/7"
-# 2 to 7 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
+SCHEMA = "cute-dsl-harness/results/8"
+# 2 to 8 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from;
-# 7: a failing gpu case's reproducer record, and the sources those records name)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in (1, 2, 3, 4, 5, 6)) + (SCHEMA,)
+# 7: a failing gpu case's reproducer record, and the sources those records name;
+# 8: each GPU's board facts, and a bandwidth verdict's basis: the board's own runs or the traveling verdict)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 8)) + (SCHEMA,)
 # the vocabulary every module reads, defined once: tiers in reading order, outcomes, what needs a human
 TIERS = ("host", "compile", "api", "gpu", "bench", "harness")
 DEVICE_TIERS = ("gpu", "bench")
@@ -26,6 +27,15 @@ STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail
 STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error", "gpu lost", "fault storm")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
+COPY_CASE = "d2d_copy-1GiB"  # the bench tier's device-to-device copy
+# what a bandwidth verdict rests on: the board's own runs, or (a board without them) each case
+# against a reference kernel measured beside it on the same GPU (reports.travel)
+BASES = ("board", "traveling")
+
+
+def torch_add_case(dtype: str, shape) -> str:
+    """The bench case id of torch.add at one dtype and shape: ``torch_add-fp16-16384x8192``."""
+    return f"torch_add-{dtype}-{shape[0]}x{shape[1]}"
 
 
 INSTALL_FIELDS = ("dsl", "dsl_libs", "dsl_cuda", "torch", "torch_cuda")  # what "the same install" means
@@ -90,6 +100,11 @@ class BandwidthRecord:
     baseline_spread_pct: float | None = None  # between those starts
     delta_pct: float | None = None
     threshold_pct: float | None = None  # the smallest slowdown this case can call
+    # what the verdict rests on (BASES; "" without one); a traveling verdict's baseline_gbps is the
+    # reference's ratio times this run's yardstick (the reference kernel measured on the same GPU)
+    basis: str = ""
+    yardstick: str = ""  # the traveling verdict's reference case (torch_add-..., d2d_copy-1GiB); "" for none
+    yardstick_gbps: float | None = None  # as measured beside it in this run
 
     @classmethod
     def from_dict(cls, data: dict, where: str = "bandwidth") -> BandwidthRecord:
@@ -168,6 +183,43 @@ class ReproSpec:
     shrunk: str = "not shrunk"  # or how it was (a drawn case: by Hypothesis)
 
 
+@dataclass(frozen=True)
+class Board:
+    """What identifies the hardware behind a bandwidth figure: the board, its settings and its
+    host's CPU. Runs of one board judge it (``reports.baseline``); a board with another VBIOS,
+    memory clock, power limit or CPU is another board, since each moves its figures."""
+
+    uuid: str
+    serial: str = ""  # NVML's board serial; "" where it does not say
+    part_number: str = ""
+    vbios: str = ""
+    memory_clock_mhz: int | None = None  # maximum
+    power_limit_w: float | None = None  # enforced
+    cpu: str = ""  # the host's CPU model
+
+    @property
+    def id(self) -> str:
+        """The board's own name: its serial, else its UUID."""
+        return self.serial or self.uuid
+
+    def identity(self) -> tuple:
+        """What two runs must share to be one board's."""
+        return (self.id, self.part_number, self.vbios, self.memory_clock_mhz, self.power_limit_w, self.cpu)
+
+    def differences(self, other: Board) -> list[str]:
+        """The facts in which ``other`` (the same board id) differs from this one, in words."""
+        return [f"{name} {getattr(other, name)} (now {getattr(self, name)})"
+                for name in ("part_number", "vbios", "memory_clock_mhz", "power_limit_w", "cpu")
+                if getattr(self, name) != getattr(other, name)]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Board:
+        return _build(cls, data, "board")
+
+
 @dataclass
 class GpuRecord:
     """One GPU a run used: what the report header lists and a case names by ``uuid``."""
@@ -179,6 +231,16 @@ class GpuRecord:
     memory_clock_mhz: int | None  # NVML's maximum memory clock; None where it does not say
     host: str
     health: str = ""  # "" while it served the run; else why it stopped ("GPU LOST: ...", a fault storm's reason)
+    # the board's own facts (``Board``); "" or None where NVML does not say (and in runs before schema 8)
+    serial: str = ""
+    part_number: str = ""
+    vbios: str = ""
+    power_limit_w: float | None = None
+    cpu: str = ""
+
+    def board(self) -> Board:
+        return Board(self.uuid, self.serial, self.part_number, self.vbios, self.memory_clock_mhz, self.power_limit_w,
+                     self.cpu)
 
 
 @dataclass

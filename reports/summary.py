@@ -10,6 +10,7 @@ from pathlib import Path
 
 from reports import repro, stage_report
 from reports.baseline import MIN_RUNS
+from reports.gate import TRAVEL_FLOOR_PCT
 from reports.model import (
     BAD_OUTCOMES as BAD,
     LOST,
@@ -184,14 +185,20 @@ def _gpus(run: RunResult) -> list[str]:
         by_gpu[c.gpu].append(c)
     ceilings = {uuid: statistics.median(c.bandwidth.ceiling_gbps for c in cases if c.bandwidth)
                 for uuid, cases in by_gpu.items() if any(c.bandwidth for c in cases)}
-    lines = ["", "## GPUs", "", "| gpu | model | UUID | memory clock MHz | gpu/bench cases | " + " | ".join(OUTCOMES)
-             + " | copy ceiling GB/s | health |", "|---" * (7 + len(OUTCOMES)) + "|"]
+    lines = ["", "## GPUs", "", "| gpu | model | UUID | board | memory clock MHz | gpu/bench cases | " + " | ".join(OUTCOMES)
+             + " | copy ceiling GB/s | bandwidth judged by | same / faster / slower / new | health |",
+             "|---" * (10 + len(OUTCOMES)) + "|"]
     for gpu in run.gpus:
         counts = Counter(c.outcome for c in by_gpu.get(gpu.uuid, []))
         ceiling = f"{ceilings[gpu.uuid]:.0f}" if gpu.uuid in ceilings else "–"
-        lines.append(f"| {gpu_label(run, gpu.uuid)} | {gpu.name} | `{gpu.uuid}` | {gpu.memory_clock_mhz or '?'} | "
+        records = [c.bandwidth for c in by_gpu.get(gpu.uuid, []) if c.bandwidth]
+        verdicts = Counter(b.verdict for b in records)
+        board = f"{gpu.serial or '?'} (VBIOS {gpu.vbios or '?'}, {_number(gpu.power_limit_w, '.0f')} W)"
+        lines.append(f"| {gpu_label(run, gpu.uuid)} | {gpu.name} | `{gpu.uuid}` | {board} | {gpu.memory_clock_mhz or '?'} | "
                      f"{sum(counts.values())} | " + " | ".join(str(counts[o]) for o in OUTCOMES)
-                     + f" | {ceiling} | {gpu.health or 'ok'} |")
+                     + f" | {ceiling} | {_basis(records)} | "
+                     + (" / ".join(str(verdicts[v]) for v in ("same", "faster", "slower", "new")) if records else "–")
+                     + f" | {gpu.health or 'ok'} |")
     bad = {uuid for uuid, cases in by_gpu.items() if any(c.outcome in BAD for c in cases)}
     if len(bad) == 1 and len(by_gpu) > 1:
         uuid = next(iter(bad))
@@ -206,6 +213,36 @@ def _gpus(run: RunResult) -> list[str]:
             lines += ["", f"Copy ceiling across the {len(rates)} {model} GPUs: {min(rates):.0f}-{max(rates):.0f} GB/s "
                           f"(spread {spread:.1f}%)."]
     return lines
+
+
+def _basis(records: list[BandwidthRecord]) -> str:
+    """What a GPU's bandwidth verdicts rest on, in words."""
+    bases = {b.basis for b in records if b.verdict}
+    if not bases:
+        return "–"
+    if bases == {"board"}:
+        runs = max((b.baseline_runs or 0) for b in records)
+        return f"its board's own runs ({runs})"
+    if bases == {"traveling"}:
+        return "traveling verdict (no runs of its own)"
+    return "no baseline" if bases == {""} else " + ".join(sorted(bases))
+
+
+def _traveling_note(run: RunResult, cases: list[CaseResult]) -> list[str]:
+    """The words a board judged by the traveling verdict gets: what it means and what to do."""
+    uuids = list(dict.fromkeys(c.gpu for c in cases if c.bandwidth and c.bandwidth.basis == "traveling"))
+    if not uuids:
+        return []
+    named = ", ".join(f"gpu {gpu_label(run, u)}" + (f" (board {run.gpu(u).serial})" if run.gpu(u) and run.gpu(u).serial else "")
+                      for u in uuids)
+    floors = " and ".join(f"{pct:g}% at the {size} size" for size, pct in TRAVEL_FLOOR_PCT.items())
+    return ["", f"**{named}: no baseline runs of {'its' if len(uuids) == 1 else 'their'} own board, so never judged on "
+            "another board's figures.** Each case was read against a reference kernel measured beside it on the same "
+            f"GPU in this run (a stage against `torch.add` of its dtype and shape, `torch.add` against the copy): the "
+            f"traveling verdict, with thresholds of at least {floors}. It cannot see what slows the reference as much as "
+            "the stage (a driver, the clocks, the board itself). To judge a board at the 1% the bench tier can: run "
+            "`python3 -m pytest suites/bench -m bench --require-gpu --bandwidth-save` three times on it (docs/bandwidth.md, "
+            "\"A fleet of runners\") and keep `reports/baselines/` between CI jobs."]
 
 
 def _matrices(cases: list[CaseResult]) -> list[str]:
@@ -254,11 +291,11 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
     rows = [c.bandwidth for c in bench]
     compared = any(b.verdict for b in rows)
     several = len({c.gpu for c in bench}) > 1
-    lines = ["", "## Bandwidth", "", _bandwidth_context(run, rows), ""]
+    lines = ["", "## Bandwidth", "", _bandwidth_context(run, rows)] + _traveling_note(run, bench) + [""]
     header = ["gpu"] * several + ["stage", "dtype", "size", "shape", "GB/s", "% ceiling", "% spec peak", "noise %", "placement spread %", "samples"]
     if compared:
         header += ["baseline GB/s", "baseline runs", "start spread %", "delta %", "threshold % (smallest slowdown caught)",
-                   "verdict"]
+                   "verdict", "judged by"]
     lines += ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for case, b in zip(bench, rows):
         samples = f"{b.samples} ({b.throttled} throttled)" if b.throttled else str(b.samples)
@@ -273,11 +310,17 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
                 shown += f" (baseline from {runs} run{'s' if runs > 1 else ''})"
             cells += [_number(b.baseline_gbps, ".0f"), "–" if runs is None else str(runs),
                       _number(b.baseline_spread_pct), _number(b.delta_pct, "+.1f"),
-                      _number(b.threshold_pct), shown]
+                      _number(b.threshold_pct), shown, _judged_by(b)]
         lines.append("| " + " | ".join(cells) + " |")
     if images:
         lines += [""] + [f"![{Path(image).stem}]({Path(image).name})" for image in images]
     return lines
+
+
+def _judged_by(b: BandwidthRecord) -> str:
+    if b.basis == "traveling":
+        return f"`{b.yardstick}` on this GPU" if b.yardstick else "not judged (every yardstick's yardstick)"
+    return "its board's runs" if b.basis == "board" else "–"
 
 
 def _bandwidth_context(run: RunResult, rows: list[BandwidthRecord]) -> str:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from fixtures.dsl.environment import fingerprint
+from fixtures.plugin import bench_plugin
 from reports import baseline, gate
-from reports.model import BandwidthRecord
+from reports.model import BandwidthRecord, Board
 
 pytestmark = pytest.mark.harness
 
@@ -218,7 +219,7 @@ def test_committed_baseline_loads_under_its_install_name(path):
     loaded = baseline.load(path)
     assert loaded.runs
     assert path.name == baseline.default_path(loaded.fingerprint).name
-    if not loaded.references:
+    if not loaded.current_runs:
         with pytest.raises(baseline.BaselineError, match="measured as fastest-placement"):
             baseline.check_current(loaded)
 
@@ -265,7 +266,7 @@ def test_select_auto_finds_this_installs_file(tmp_path):
     fp = install()
     path = write(baseline.default_path(fp, tmp_path), document(fp, record(100.0, case="tv-fp16")))
     chosen, note = baseline.select("auto", fp, tmp_path)
-    assert chosen.path == path and set(chosen.references) == {"tv-fp16"}
+    assert chosen.path == path and set(chosen.references(chosen.current_runs)) == {"tv-fp16"}
     assert note == f"compared with {path}"
 
 
@@ -273,7 +274,7 @@ def test_select_explicit_path_loads_and_checks_it(tmp_path):
     """An explicit file may be another install's (older driver), but not another GPU's."""
     path = write(tmp_path / "older.json", document(install(driver="570.1"), record(90.0)))
     chosen, note = baseline.select(str(path), install(), tmp_path / "unused")
-    assert chosen.references["naive-bf16"].gbps == 90.0
+    assert chosen.references(chosen.current_runs)["naive-bf16"].gbps == 90.0
     assert note == f"compared with {path}"
     with pytest.raises(baseline.BaselineError, match="not comparable across GPU models"):
         baseline.select(str(path), install(FOREIGN_GPU), tmp_path / "unused")
@@ -295,7 +296,8 @@ def test_merge_keeps_unmeasured_cases_and_adds_the_run(tmp_path):
     merged = baseline.merge(this, fp, previous, saved_run(this, "start-2"))
     assert cases(merged) == [("a", 1.0), ("b", 20.0), ("c", 30.0)]
     assert merged["machine_info"] == {"cpu": "x", baseline.FINGERPRINT_KEY: fp}
-    refs = baseline.load(write(tmp_path / "merged.json", merged)).references
+    loaded = baseline.load(write(tmp_path / "merged.json", merged))
+    refs = loaded.references(loaded.current_runs)
     assert {case: [f.gbps for f in ref.runs] for case, ref in refs.items()} == {"a": [1.0], "b": [2.0, 20.0], "c": [30.0]}
 
 
@@ -309,17 +311,129 @@ def test_three_starts_make_three_runs_and_a_second_save_from_one_start_replaces_
         previous = baseline.load(path)
     assert [(r.boot_id, r.cases["naive-bf16"].gbps) for r in previous.runs] == [
         ("start-1", 100.0), ("start-2", 99.0), ("start-3", 100.5)]
-    assert previous.references["naive-bf16"].gbps == 100.0
+    assert previous.references(previous.current_runs)["naive-bf16"].gbps == 100.0
 
 
-def test_the_gpus_of_one_model_make_one_run_of_its_baseline():
-    """Each GPU's bench process measures a share; per GPU model the shares are one document."""
+def board(serial: str, **facts) -> Board:
+    return Board(**{"uuid": f"GPU-{serial}", "serial": serial, "part_number": "692-2G520", "vbios": "96.00.99",
+                    "memory_clock_mhz": 2619, "power_limit_w": 700.0, "cpu": "Xeon 8480", **facts})
+
+
+def on_board(fp: dict, measured_on: Board, *records: dict) -> dict:
+    """A bench process's document: the cases its GPU measured, naming its board."""
+    doc = document(fp, *records, runs=False)
+    doc["machine_info"][baseline.BOARD_KEY] = measured_on.to_json()
+    return doc
+
+
+def test_each_board_of_a_run_saves_a_run_of_its_own_into_its_models_file(tmp_path):
+    """Every GPU measures every case; each GPU model's file gets one run per board."""
     h100, h200 = install(), install(gpu="NVIDIA H200")
-    shares = [document(h100, record(1.0, case="a")), document(h200, record(2.0, case="a")),
-              document(h100, record(3.0, case="b"))]
-    combined = baseline.by_model(shares)
-    assert [(fp["gpu"], cases(doc)) for fp, doc in combined] == [(H100, [("a", 1.0), ("b", 3.0)]),
-                                                                  ("NVIDIA H200", [("a", 2.0)])]
+    documents = [on_board(h100, board("A"), record(1.0, case="a")), on_board(h200, board("C"), record(2.0, case="a")),
+                 on_board(h100, board("B"), record(3.0, case="a"))]
+    grouped = baseline.by_install(documents)
+    assert [(fp["gpu"], len(docs)) for fp, docs in grouped] == [(H100, 2), ("NVIDIA H200", 1)]
+    path = tmp_path / "h100.json"
+    baseline.save(path, baseline.merge_runs(grouped[0][1], h100, None, path, "start-1"))
+    saved = baseline.load(path)
+    assert [(r.board.id, r.cases["a"].gbps) for r in saved.runs] == [("A", 1.0), ("B", 3.0)]
+    assert saved.boards() == ["A", "B"]
+
+
+def test_a_board_is_judged_by_its_own_runs_alone():
+    """Another board's figures (however many) never judge a board; another VBIOS, power limit or
+    CPU makes it another board, and says so; boards declared equivalent judge each other."""
+    fp = install()
+    runs = [baseline.run_of(on_board(fp, measured_on, record(rate)), "", f"start-{i}")
+            for i, (measured_on, rate) in enumerate([(board("A"), 100.0), (board("A"), 100.2), (board("B"), 97.0)])]
+    loaded = baseline.Baseline(Path("b.json"), fp, {}, runs)
+    assert [r.cases["naive-bf16"].gbps for r in loaded.runs_of(board("A"))] == [100.0, 100.2]
+    assert loaded.runs_of(board("Z")) == []
+    assert loaded.runs_of(board("A", vbios="96.00.AA")) == []
+    assert loaded.changed(board("A", vbios="96.00.AA")) == ["vbios 96.00.99 (now 96.00.AA)"]
+    assert len(loaded.runs_of(board("Z"), (frozenset({"Z", "B"}),))) == 1
+    assert loaded.runs_of(None) == []
+
+
+def test_runs_before_boards_were_named_judge_no_board(tmp_path):
+    fp = install()
+    legacy = baseline.load(write(tmp_path / "legacy.json", document(fp, record(100.0))))
+    assert legacy.runs[0].board is None and legacy.runs_of(board("A")) == []
+
+
+def test_a_second_save_of_one_board_and_start_replaces_its_run_unless_same_start(tmp_path):
+    """A runner that is not restarted between its baseline runs keeps each with ``same_start``;
+    runs of other boards of the same machine start are never replaced."""
+    fp, path = install(), tmp_path / "b.json"
+    previous = None
+    for measured_on, rate, same_start in ((board("A"), 100.0, False), (board("B"), 98.0, False),
+                                          (board("A"), 101.0, False), (board("A"), 102.0, True)):
+        doc = on_board(fp, measured_on, record(rate))
+        baseline.save(path, baseline.merge(doc, fp, previous, saved_run(doc, "start-1"), same_start=same_start))
+        previous = baseline.load(path)
+    assert [(r.board.id, r.cases["naive-bf16"].gbps) for r in previous.runs] == [("B", 98.0), ("A", 101.0), ("A", 102.0)]
+
+
+def test_the_ratio_reference_is_one_ratio_per_board():
+    """The traveling verdict's spread is across boards: a board with many runs counts once."""
+    fp = install()
+    figures = [(board("A"), 100.0, 200.0), (board("A"), 101.0, 200.0), (board("A"), 102.0, 200.0),
+               (board("B"), 96.0, 200.0), (None, 98.0, 196.0)]
+    runs = []
+    for i, (measured_on, case_rate, yard_rate) in enumerate(figures):
+        doc = document(fp, record(case_rate), record(yard_rate, case="torch_add-bf16-8x8"), runs=False)
+        if measured_on:
+            doc["machine_info"][baseline.BOARD_KEY] = measured_on.to_json()
+        runs.append(baseline.run_of(doc, "", f"start-{i}"))
+    ref = baseline.Baseline(Path("b.json"), fp, {}, runs).ratio_reference("naive-bf16", "torch_add-bf16-8x8")
+    assert ref.ratios == pytest.approx((0.505, 0.48, 0.5)) and ref.count == 3
+    assert ref.ratio == pytest.approx(0.5)
+    assert ref.between_sigma == pytest.approx(statistics.stdev([0.505, 0.48, 0.5]) / 0.5)
+    assert baseline.Baseline(Path("b.json"), fp, {}, runs).ratio_reference("naive-bf16", "torch_add-fp16-8x8") is None
+
+
+# --- the traveling verdict (reports/gate.py) ----------------------------------------------
+
+
+def ratio_reference(*ratios: float) -> baseline.RatioReference:
+    return baseline.RatioReference("naive-bf16", "torch_add-bf16-8x8", ratios, 0.0)
+
+
+def test_the_yardstick_of_a_stage_is_torch_add_of_its_dtype_and_shape_and_of_torch_add_the_copy():
+    assert gate.yardstick(measured(1.0, shape=[16384, 8192])) == "torch_add-bf16-16384x8192"
+    assert gate.yardstick(measured(1.0, case="torch_add-bf16-16384x8192", stage="torch_add")) == "d2d_copy-1GiB"
+    assert gate.yardstick(measured(1.0, case="d2d_copy-1GiB", stage="d2d_copy")) == ""
+
+
+def test_a_board_slower_in_everything_is_the_same_under_the_traveling_verdict_and_a_stage_slower_than_its_yardstick_is_not():
+    """The planted defects: a whole board 3% slow (another host) passes; a stage 3% slower than
+    torch.add beside it fails; a board's own 1% slowdown is what only its own runs see."""
+    ref = ratio_reference(0.99, 0.995, 0.985)
+    torch_add = measured(97.0, case="torch_add-bf16-8x8", stage="torch_add")  # the slow host: everything 3% down
+    same = gate.judge_traveling(measured(0.99 * 97.0), ref, torch_add)
+    assert (same.verdict, same.basis, same.yardstick, same.yardstick_gbps) == ("same", "traveling", "torch_add-bf16-8x8", 97.0)
+    assert same.baseline_gbps == pytest.approx(0.99 * 97.0) and same.baseline_runs == 3
+    slower = gate.judge_traveling(measured(0.99 * 97.0 * 0.97), ref, torch_add)
+    assert slower.verdict == "slower" and slower.delta_pct == pytest.approx(-3.0)
+    assert slower.threshold_pct == gate.TRAVEL_FLOOR_PCT["bandwidth"]
+    board_own = gate.judge(measured(0.99 * 97.0), quiet_reference(0.99 * 100.0, 0.99 * 100.0, 0.99 * 100.0))
+    assert board_own.verdict == "slower" and board_own.basis == "board"
+
+
+def test_the_traveling_threshold_is_the_ratios_spread_across_boards_or_its_floor():
+    under = measured(100.0, case="torch_add-bf16-8x8", stage="torch_add")
+    spread = ratio_reference(1.0, 0.97, 1.03, 1.0)
+    judged = gate.judge_traveling(measured(100.0), spread, under)
+    assert judged.threshold_pct == pytest.approx(gate.NOISE_SIGMAS * 100 * spread.between_sigma)
+    few = gate.judge_traveling(measured(100.0, size="launch"), ratio_reference(1.0, 1.0), under)
+    assert few.threshold_pct == max(gate.FEW_RUNS_FLOOR_PCT, gate.TRAVEL_FLOOR_PCT["launch"])
+    assert gate.TRAVEL_FLOOR_PCT["bandwidth"] > gate.FLOOR_PCT["bandwidth"]
+
+
+def test_without_a_ratio_or_a_yardstick_figure_the_traveling_verdict_is_new():
+    under = measured(100.0, case="torch_add-bf16-8x8", stage="torch_add")
+    assert gate.judge_traveling(measured(100.0), None, under).verdict == "new"
+    assert gate.judge_traveling(measured(100.0), ratio_reference(1.0, 1.0, 1.0), None).verdict == "new"
 
 
 def test_replace_starts_the_baseline_over(tmp_path):
@@ -386,6 +500,12 @@ def bench_usage_error(project, usage_error):
         pytest.param(("--bandwidth-threshold", "x=inf"), "ERROR: --bandwidth-threshold 'x=inf': expected", id="threshold-inf"),
         pytest.param(("--bandwidth-save", "/proc/nope/b.json"), "ERROR: --bandwidth-save /proc/nope/b.json: folder", id="save-nowhere"),
         pytest.param(("--replace",), "ERROR: --replace: only means something with --bandwidth-save", id="replace-alone"),
+        pytest.param(("--same-start",), "ERROR: --same-start: only means something with --bandwidth-save", id="same-start-alone"),
+        pytest.param(("--bandwidth-equivalent", "1654922001234"), "ERROR: --bandwidth-equivalent '1654922001234': expected two "
+                     "or more distinct board serials", id="equivalent-one-board"),
+        pytest.param(("--bandwidth-equivalent", "A,A"), "ERROR: --bandwidth-equivalent 'A,A': expected two", id="equivalent-twice"),
+        pytest.param(("--bandwidth-verdict", "relative"), "ERROR: --bandwidth-verdict 'relative': expected one of auto, traveling",
+                     id="verdict"),
         pytest.param(
             ("--bandwidth-baseline", "/nonexistent.json"), "ERROR: baseline /nonexistent.json: cannot read it", id="missing-baseline"
         ),
@@ -487,3 +607,38 @@ def test_feed_benchmark_reaches_pytest_benchmarks_json(pytester, monkeypatch):
     assert (stats["rounds"], stats["iterations"]) == (5, 1)
     assert (stats["min"], stats["median"], stats["max"]) == pytest.approx((1e-3, 3e-3, 5e-3))
     assert entry["extra_info"] == {"case": "naive-bf16", "gbps": 12.5}
+
+
+# --- the plugin's gate: which basis each GPU is judged on ------------------------------------
+
+
+def bench_gate(tmp_path, measured_on: Board | None, verdict: str = "auto") -> bench_plugin.BenchGate:
+    """The gate of a process pinned to ``measured_on``, over a baseline of board A's three
+    starts and a run saved before boards were named."""
+    fp = install()
+    runs = [baseline.run_of(on_board(fp, board("A"), record(99.0), record(100.0, case="torch_add-bf16-8x8")), "", f"start-{i}")
+            for i in range(3)]
+    legacy = baseline.run_of(document(fp, record(97.0), record(98.0, case="torch_add-bf16-8x8"), runs=False), "", "start-9")
+    doc = {**document(fp, record(99.0)), baseline.RUNS_KEY: [r.to_json() for r in [*runs, legacy]]}
+    path = write(tmp_path / "baseline.json", doc)
+    options = bench_plugin.BenchOptions([], str(path), baseline.load(path), None, False, None, verdict=verdict)
+    return bench_plugin.BenchGate(None, options, fp, measured_on)
+
+
+def test_a_gpu_on_a_board_with_runs_is_judged_by_them_and_one_without_by_the_traveling_verdict(tmp_path):
+    own = bench_gate(tmp_path, board("A"))
+    assert own.basis == "board" and own.plants_references
+    assert own.note.endswith("; board A against its own 3 runs (3 machine starts)")
+    assert own.judge(measured(98.0)).verdict == "slower"  # 1% below its own runs
+    stranger = bench_gate(tmp_path, board("Z"))
+    assert stranger.basis == "traveling" and not stranger.plants_references
+    assert stranger.note.endswith("; board Z by the traveling verdict, it has no runs of its own there (boards with runs: 1)")
+    assert stranger.judge(measured(95.0)).verdict == "new"  # its yardstick not measured yet in this process
+    stranger.judge(measured(96.0, case="torch_add-bf16-8x8", stage="torch_add"))
+    judged = stranger.judge(measured(95.0))  # the whole board 4% down, the stage in step with torch.add beside it
+    assert (judged.verdict, judged.basis, judged.yardstick_gbps) == ("same", "traveling", 96.0)
+    assert stranger.judge(measured(91.0)).verdict == "slower"  # 4% behind torch.add on the same GPU
+    updated = bench_gate(tmp_path, board("A", vbios="96.00.AA"))
+    assert updated.basis == "traveling" and "its runs there were on another setup: vbios 96.00.99 (now 96.00.AA)" in updated.note
+    asked = bench_gate(tmp_path, board("A"), verdict="traveling")
+    assert asked.basis == "traveling" and asked.note.endswith("asked for (--bandwidth-verdict traveling)")

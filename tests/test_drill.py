@@ -9,7 +9,7 @@ import pytest
 
 from reports import __main__ as cli
 from reports import drill
-from reports.model import BandwidthRecord, CaseResult, RunResult
+from reports.model import BandwidthRecord, CaseResult, GpuRecord, RunResult
 
 pytestmark = pytest.mark.harness
 
@@ -97,3 +97,33 @@ def test_a_bench_case_that_failed_without_a_verdict_leaves_the_drill_unproved():
 def test_an_against_run_that_is_no_aa_run_of_the_drills_install_and_gpu_is_refused(against, refusal):
     with pytest.raises(ValueError, match=f"^{re.escape(refusal)}"):
         drill.judge(_run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower")), against)
+
+
+def _on(gpu: str, case: CaseResult, basis: str = "board") -> CaseResult:
+    return dataclasses.replace(case, gpu=gpu, nodeid=case.nodeid[:-1] + f"-gpu{gpu[-1]}]",
+                               bandwidth=dataclasses.replace(case.bandwidth, basis=basis))
+
+
+def test_a_run_of_several_gpus_is_proved_only_where_every_gpu_called_every_planted_case_slower():
+    """Each GPU against its own A/A figures; one GPU's miss leaves the drill unproved, and names it."""
+    gpus = [GpuRecord(i, f"GPU-{i}", "NVIDIA H100 80GB HBM3", 81559, 2619, "box") for i in range(2)]
+    tv = _case("tv-16384x8192", "bandwidth", 2960.0, "slower", 0.0117, -1.2)
+    drill_run = RunResult(fingerprint={}, arch="sm_90a", started="", gpus=gpus,
+                          cases=[_on("GPU-0", tv), _on("GPU-1", dataclasses.replace(tv, bandwidth=dataclasses.replace(
+                              tv.bandwidth, gbps=2900.0)), "traveling")])
+    aa_run = RunResult(fingerprint={}, arch="sm_90a", started="", gpus=gpus,
+                       cases=[_on("GPU-0", _case("tv-16384x8192", "bandwidth", 3000.0, "same", None)),
+                              _on("GPU-1", _case("tv-16384x8192", "bandwidth", 2930.0, "same", None))])
+    result = drill.judge(drill_run, aa_run)
+    assert result.proved
+    assert result.lines[0] == "gpu 0 (judged by: board):"
+    assert result.lines[1].endswith("measured 1.35% slower than the A/A run (median 1.35%)")
+    assert result.lines[2] == "gpu 1 (judged by: traveling):"
+    assert result.lines[3].endswith("measured 1.03% slower than the A/A run (median 1.03%)")
+    assert result.lines[-1] == "drill PROVED: the gate called every planted bandwidth-size case slower on each of 2 GPUs"
+    missed = dataclasses.replace(drill_run, cases=[drill_run.cases[0], _on("GPU-1", _case("tv-16384x8192", "bandwidth", 2990.0,
+                                                                                           "same", delta=-0.3))])
+    result = drill.judge(missed)
+    assert not result.proved
+    assert "    missed: tv-16384x8192 (same, -0.30%)" in result.lines
+    assert result.lines[-1] == "drill NOT PROVED: the gate missed a planted bandwidth-size case on gpu 1 (above)"

@@ -202,14 +202,22 @@ def test_bandwidth(n):
 """
 
 
-def test_bench_cases_are_dealt_out_over_the_gpus(runner, project, tmp_path):
+@pytest.mark.parametrize("xdist", [("-n", "2"), ()], ids=["xdist", "no-xdist"])
+def test_every_gpu_measures_every_bench_case(runner, project, tmp_path, xdist):
+    """Each GPU is judged on its own board, so each measures every bench case, all at once, with
+    or without xdist; a case's id names the GPU it ran on, and the report its board."""
     project.makepyfile(test_bench=BENCH)
-    result, _ = runner([H100, H100], "-n", "2", "test_bench.py")
-    result.stdout.fnmatch_lines(["*bench phase: 4 bench cases, measured alone on 2 GPUs at once after the parallel part*",
-                                 "*bench phase on gpu 0 (NVIDIA H100 80GB HBM3): 2 cases*",
-                                 "*bench phase on gpu 1 (NVIDIA H100 80GB HBM3): 2 cases*"])
-    cases = json.loads((tmp_path / "report" / "results.json").read_text())["cases"]
-    assert [c["gpu"] for c in cases] == ["GPU-fake-0", "GPU-fake-1", "GPU-fake-0", "GPU-fake-1"]
+    result, _ = runner([H100, H100], *xdist, "test_bench.py")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()[-3000:]  # skipped: no CUDA here
+    result.stdout.fnmatch_lines(["*bench phase: 4 bench cases, measured alone on each of 2 GPUs at once after the other cases*",
+                                 "*bench phase on gpu 0 (NVIDIA H100 80GB HBM3): 4 cases*",
+                                 "*bench phase on gpu 1 (NVIDIA H100 80GB HBM3): 4 cases*"])
+    run = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert [(c["nodeid"].rpartition("[")[2], c["gpu"]) for c in run["cases"]] == [
+        (f"{n}-gpu{g}]", f"GPU-fake-{g}") for g in (0, 1) for n in range(4)]
+    assert [(g["serial"], g["vbios"], g["power_limit_w"]) for g in run["gpus"]] == [
+        ("fake-serial-0", "96.00.99.00.01", 700.0), ("fake-serial-1", "96.00.99.00.01", 700.0)]
+    assert run["gpus"][0]["cpu"]
 
 
 def test_the_busy_check_counts_only_the_large_cases_a_run_may_select():

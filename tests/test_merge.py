@@ -1,5 +1,6 @@
 """``python -m reports merge``: several runs as one report, and the per-GPU view of a run."""
 
+import dataclasses
 import json
 from xml.etree import ElementTree
 
@@ -122,13 +123,31 @@ def test_the_cli_refuses_mixed_installs_in_one_line(tmp_path, capsys):
 
 # the per-GPU view of one run
 
+def test_each_gpus_row_says_what_its_bandwidth_was_judged_by_and_a_board_without_runs_is_named_with_what_to_do():
+    gpus = [dataclasses.replace(gpu(i), serial=f"165492200{i}", vbios="96.00.99", power_limit_w=700.0) for i in range(2)]
+    own, travelling = (case(f"t::c{i}[-gpu{i}]", on=gpus[i], ceiling=3010.0) for i in range(2))
+    own.bandwidth = dataclasses.replace(own.bandwidth, basis="board", verdict="same", baseline_runs=3)
+    travelling.bandwidth = dataclasses.replace(travelling.bandwidth, basis="traveling", verdict="same",
+                                               yardstick="torch_add-fp16-16384x8192", baseline_runs=5)
+    text = summary.render(run_of(own, travelling, gpus=gpus))
+    table = text.split("## GPUs\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert table[2].endswith("| 1654922000 (VBIOS 96.00.99, 700 W) | 2619 | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 3010 "
+                             "| its board's own runs (3) | 1 / 0 / 0 / 0 | ok |")
+    assert table[3].endswith("| 3010 | traveling verdict (no runs of its own) | 1 / 0 / 0 / 0 | ok |")
+    assert ("**gpu 1 (board 1654922001): no baseline runs of its own board, so never judged on another board's "
+            "figures.**") in text
+    assert "python3 -m pytest suites/bench -m bench --require-gpu --bandwidth-save` three times on it" in text
+    assert "| `torch_add-fp16-16384x8192` on this GPU |" in text
+
+
 def test_failures_on_one_gpu_of_several_point_at_that_gpu():
     gpus = [gpu(i) for i in range(4)]
     cases = [case(f"t::c{i}", on=gpus[i % 4]) for i in range(12)] + [case("t::bad1", "failed", on=gpus[2]),
                                                                     case("t::bad2", "failed", on=gpus[2])]
     text = summary.render(run_of(*cases, gpus=gpus, exit_status=1))
     table = text.split("## GPUs\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
-    assert table[4] == "| 2 | NVIDIA H100 80GB HBM3 | `GPU-runner-a-2` | 2619 | 5 | 3 | 2 | 0 | 0 | 0 | 0 | – | ok |"
+    assert table[4] == ("| 2 | NVIDIA H100 80GB HBM3 | `GPU-runner-a-2` | ? (VBIOS ?, – W) | 2619 | 5 | 3 | 2 | 0 | 0 | 0 | 0 | – "
+                        "| – | – | ok |")
     assert "**Every gpu/bench failure (2) ran on gpu 2**; the other 3 GPUs ran their cases cleanly" in text
     assert "GPUs: 4 x NVIDIA H100 80GB HBM3" in summary.verdict(run_of(*cases, gpus=gpus, exit_status=1))
 

@@ -322,13 +322,13 @@ def test_summary_bandwidth_table_against_a_baseline():
                         "baseline `runs/453/results.json` (dsl 4.5.3)")
     assert lines[2].startswith("| stage | dtype | size | shape | GB/s | % ceiling | % spec peak | noise % "
                                "| placement spread % | samples | baseline GB/s | baseline runs | start spread % | delta % "
-                               "| threshold % (smallest slowdown caught) | verdict |")
+                               "| threshold % (smallest slowdown caught) | verdict | judged by |")
     rows = [line.split(" | ")[:3] for line in lines[4:15]]
     assert [r[0].lstrip("| ") for r in rows[:5]] == ["tv_remap", "predicated", "tuned", "torch_add", "d2d_copy"]
     assert [r[2] for r in rows] == ["bandwidth"] * 9 + ["launch"] * 2
     assert ("| tv_remap | bf16 | bandwidth | 8192x8192 | 2141 | 70.6 | 63.9 | 0.6 | 14.1 | 50 | 2398 | – | – | -10.7 | 5.0 "
-            "| **slower** |") in lines
-    assert "| tuned | bf16 | bandwidth | 8192x8192 | 2902 | 95.6 | 86.6 | 0.6 | – | 50 | – | – | – | – | – | new |" in lines
+            "| **slower** | – |") in lines
+    assert "| tuned | bf16 | bandwidth | 8192x8192 | 2902 | 95.6 | 86.6 | 0.6 | – | 50 | – | – | – | – | – | new | – |" in lines
     assert any("| 50 (3 throttled) |" in line for line in lines)
     assert lines[-2:] == ["![bandwidth](bandwidth.png)", "![pct_ceiling](pct_ceiling.png)"]
 
@@ -354,8 +354,8 @@ def test_summary_marks_cases_judged_against_too_few_machine_starts():
     lines = section(summary.render(data), "Bandwidth")
     assert lines[0].endswith("baseline `runs/453/results.json` (dsl 4.5.3, 3 runs)")
     first, second = (next(line for line in lines if line.startswith(f"| {r.stage} | {r.dtype} | {r.size} |")) for r in rows[:2])
-    assert first.endswith("| 1 | 0.0 | +1.2 | 5.0 | same (baseline from 1 run) |")
-    assert second.endswith(f"| 3 | 0.8 | {rows[1].delta_pct:+.1f} | 5.0 | same |")
+    assert first.endswith("| 1 | 0.0 | +1.2 | 5.0 | same (baseline from 1 run) | – |")
+    assert second.endswith(f"| 3 | 0.8 | {rows[1].delta_pct:+.1f} | 5.0 | same | – |")
 
 
 def test_a_registered_stage_gets_its_own_section_with_bandwidth_against_torch_add(run):

@@ -17,12 +17,12 @@ from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES, Case
 from fixtures.dsl import fill, runner
 from fixtures.plugin import bench_plugin
-from reports.model import BANDWIDTH_KEY, BandwidthRecord
+from reports.model import BANDWIDTH_KEY, COPY_CASE, BandwidthRecord, torch_add_case
 
 pytestmark = pytest.mark.bench
 
 REFERENCES = [
-    pytest.param(dtype, family, shape, id=f"torch_add-{dtype}-{shape[0]}x{shape[1]}")
+    pytest.param(dtype, family, shape, id=torch_add_case(dtype, shape))
     for family, shapes in BENCH_SIZES.items()
     for shape in shapes
     for dtype in ARITHMETIC_DTYPES
@@ -34,6 +34,13 @@ def planted(request) -> bandwidth.PlantedSlowdown | None:
     """The drill's planted slowdown (``--bandwidth-plant-slowdown``), None in an ordinary run."""
     fraction = bench_plugin.gate_of(request.config).plant_fraction
     return bandwidth.PlantedSlowdown(fraction) if fraction else None
+
+
+@pytest.fixture(scope="session")
+def planted_reference(request, planted) -> bandwidth.PlantedSlowdown | None:
+    """The drill's slowdown for the reference kernels (torch.add, the copy): none where they are
+    the traveling verdict's yardsticks (``BenchGate.plants_references``)."""
+    return planted if bench_plugin.gate_of(request.config).plants_references else None
 
 
 @pytest.fixture
@@ -64,10 +71,13 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context):
         request.node.user_properties.append((BANDWIDTH_KEY, record.to_dict()))
         if record.verdict == "slower":
             planted_note = f", {100 * record.planted_slowdown:.2f}% planted" if record.planted_slowdown else ""
+            against = (f"the {record.baseline_gbps:.1f} GB/s its yardstick {record.yardstick} "
+                       f"({record.yardstick_gbps:.1f} GB/s on this GPU) predicts (traveling verdict)"
+                       if record.basis == "traveling" else f"its board's baseline of {record.baseline_gbps:.1f} GB/s")
             pytest.fail(
-                f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.2f}% below the baseline's "
-                f"{record.baseline_gbps:.1f} GB/s (threshold {record.threshold_pct:.2f}%, "
-                f"over {placements} placements in {record.measurements} measurements{planted_note})",
+                f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.2f}% below {against} "
+                f"(threshold {record.threshold_pct:.2f}%, over {placements} placements in "
+                f"{record.measurements} measurements{planted_note})",
                 pytrace=False,
             )
         return record
@@ -75,9 +85,10 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context):
     return run
 
 
-def test_device_ceiling(measure_and_judge, planted):
+def test_device_ceiling(measure_and_judge, planted_reference):
     """The copy every other figure is a percentage of (measured once more here, as a case of
     its own, so a driver that slows copies shows up against the baseline)."""
+    planted = planted_reference
     length = planted.length(bandwidth.CEILING_BYTES) if planted else bandwidth.CEILING_BYTES
 
     def operands(placement: int) -> list[bench.Launch]:
@@ -85,13 +96,14 @@ def test_device_ceiling(measure_and_judge, planted):
         dst = torch.empty_like(src)
         return [lambda: dst.copy_(src)]
 
-    workload = bench.Workload("d2d_copy-1GiB", operands, 2 * bandwidth.CEILING_BYTES, bandwidth.PLACEMENTS["bandwidth"], 2 * length)
+    workload = bench.Workload(COPY_CASE, operands, 2 * bandwidth.CEILING_BYTES, bandwidth.PLACEMENTS["bandwidth"], 2 * length)
     measure_and_judge(workload, stage="d2d_copy", dtype="u8", size="bandwidth", shape=[1, bandwidth.CEILING_BYTES])
 
 
 @pytest.mark.parametrize(("dtype", "family", "shape"), REFERENCES)
-def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, planted, seed, request):
+def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, planted_reference, seed, request):
     """torch.add on the same operand sets a stage gets: the reference the stages are read against."""
+    planted = planted_reference
     dt = DTYPES[dtype]
     nbytes = bandwidth.bytes_moved(shape, dt.bytes)
     gen = torch.Generator(device="cuda").manual_seed(seed)

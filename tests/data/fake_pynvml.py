@@ -1,6 +1,7 @@
 """A stand-in for NVML's ``pynvml`` (the harness's boundary with the driver), copied into a
 test project as ``pynvml.py``: the GPUs it lists come from ``FAKE_NVML_GPUS``, a JSON list of
-``{"name", "total_mib", "free_mib"}``; their UUIDs are ``GPU-fake-<index>``. A GPU named in
+``{"name", "total_mib", "free_mib"}`` (and optionally ``serial``, ``vbios``); their UUIDs are
+``GPU-fake-<index>``, their serials ``fake-serial-<index>``. A GPU named in
 ``FAKE_NVML_RESET_REQUIRED`` answers NVML_ERROR_RESET_REQUIRED to an xdist worker (it went bad
 after the run started)."""
 
@@ -73,3 +74,19 @@ def nvmlDeviceGetMaxClockInfo(handle, clock):
 
 def nvmlDeviceGetMemoryBusWidth(handle):
     return 5120
+
+
+def nvmlDeviceGetSerial(handle):
+    return _GPUS[handle].get("serial", f"fake-serial-{handle}")
+
+
+def nvmlDeviceGetBoardPartNumber(handle):
+    return "692-2G520-0200-000"
+
+
+def nvmlDeviceGetVbiosVersion(handle):
+    return _GPUS[handle].get("vbios", "96.00.99.00.01")
+
+
+def nvmlDeviceGetEnforcedPowerLimit(handle):
+    return 700000
