@@ -628,17 +628,17 @@ def bench_gate(tmp_path, measured_on: Board | None, verdict: str = "auto") -> be
 def test_a_gpu_on_a_board_with_runs_is_judged_by_them_and_one_without_by_the_traveling_verdict(tmp_path):
     own = bench_gate(tmp_path, board("A"))
     assert own.basis == "board" and own.plants_references
-    assert own.note.endswith("; board A against its own 3 runs (3 machine starts)")
+    assert own.basis_note == "board A against its own 3 runs (3 machine starts)"
     assert own.judge(measured(98.0)).verdict == "slower"  # 1% below its own runs
     stranger = bench_gate(tmp_path, board("Z"))
     assert stranger.basis == "traveling" and not stranger.plants_references
-    assert stranger.note.endswith("; board Z by the traveling verdict, it has no runs of its own there (boards with runs: 1)")
+    assert stranger.basis_note == "board Z by the traveling verdict, it has no runs of its own there (boards with runs: 1)"
     assert stranger.judge(measured(95.0)).verdict == "new"  # its yardstick not measured yet in this process
     stranger.judge(measured(96.0, case="torch_add-bf16-8x8", stage="torch_add"))
     judged = stranger.judge(measured(95.0))  # the whole board 4% down, the stage in step with torch.add beside it
     assert (judged.verdict, judged.basis, judged.yardstick_gbps) == ("same", "traveling", 96.0)
     assert stranger.judge(measured(91.0)).verdict == "slower"  # 4% behind torch.add on the same GPU
     updated = bench_gate(tmp_path, board("A", vbios="96.00.AA"))
-    assert updated.basis == "traveling" and "its runs there were on another setup: vbios 96.00.99 (now 96.00.AA)" in updated.note
+    assert updated.basis == "traveling" and "its runs there were on another setup: vbios 96.00.99 (now 96.00.AA)" in updated.basis_note
     asked = bench_gate(tmp_path, board("A"), verdict="traveling")
-    assert asked.basis == "traveling" and asked.note.endswith("asked for (--bandwidth-verdict traveling)")
+    assert asked.basis == "traveling" and asked.basis_note.endswith("asked for (--bandwidth-verdict traveling)")
