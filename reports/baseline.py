@@ -369,9 +369,14 @@ def _same_start(earlier: SavedRun, run: SavedRun) -> bool:
 def run_of(document: dict, saved: str, boot_id: str) -> SavedRun:
     """This run's figures from its pytest-benchmark JSON (each benchmark's extra_info), with the
     board its machine_info names."""
-    board = document.get("machine_info", {}).get(BOARD_KEY)
     return SavedRun(saved, boot_id, {b["extra_info"]["case"]: Figures.of(b["extra_info"]) for b in document["benchmarks"]},
-                    board=Board.from_json(board) if board else None)
+                    board=board_of(document))
+
+
+def board_of(document: dict) -> Board | None:
+    """The board a bench process's pytest-benchmark document names (None: one NVML could not name)."""
+    board = document.get("machine_info", {}).get(BOARD_KEY)
+    return Board.from_json(board) if board else None
 
 
 def by_install(documents: list[dict]) -> list[tuple[dict, list[dict]]]:

@@ -111,13 +111,13 @@ def judge_traveling(now: BandwidthRecord, ref: RatioReference | None, under: Ban
     """``now`` judged on a board without runs of its own: its GB/s against what the reference
     ratio predicts from ``under`` (its yardstick, measured beside it), as ``baseline_gbps``;
     ``new`` where there is no ratio or no yardstick figure."""
-    now = replace(now, basis="traveling", yardstick=yardstick(now))
+    now = replace(now, basis="traveling", yardstick=yardstick(now), yardstick_gbps=under.gbps if under else None)
     if ref is None or under is None:
         return replace(now, verdict="new")
     expected = ref.ratio * under.gbps
     delta = 100 * (now.gbps / expected - 1)
     threshold = override if override is not None else travel_threshold_pct(_figures(now), _figures(under), ref, now.size)
-    return replace(now, yardstick_gbps=under.gbps, baseline_gbps=expected, baseline_runs=ref.count,
+    return replace(now, baseline_gbps=expected, baseline_runs=ref.count,
                    baseline_spread_pct=ref.spread_pct, delta_pct=delta, threshold_pct=threshold,
                    verdict=_verdict(delta, threshold))
 

@@ -28,9 +28,6 @@ STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal 
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
 COPY_CASE = "d2d_copy-1GiB"  # the bench tier's device-to-device copy
-# what a bandwidth verdict rests on: the board's own runs, or (a board without them) each case
-# against a reference kernel measured beside it on the same GPU (reports.travel)
-BASES = ("board", "traveling")
 
 
 def torch_add_case(dtype: str, shape) -> str:
@@ -100,8 +97,9 @@ class BandwidthRecord:
     baseline_spread_pct: float | None = None  # between those starts
     delta_pct: float | None = None
     threshold_pct: float | None = None  # the smallest slowdown this case can call
-    # what the verdict rests on (BASES; "" without one); a traveling verdict's baseline_gbps is the
-    # reference's ratio times this run's yardstick (the reference kernel measured on the same GPU)
+    # what the verdict rests on: "board" (the board's own runs), "traveling" (reports.gate.judge_traveling)
+    # or "" (no baseline); a traveling verdict's baseline_gbps is the reference's ratio times this
+    # run's yardstick (the reference kernel measured on the same GPU)
     basis: str = ""
     yardstick: str = ""  # the traveling verdict's reference case (torch_add-..., d2d_copy-1GiB); "" for none
     yardstick_gbps: float | None = None  # as measured beside it in this run

@@ -241,7 +241,8 @@ def _traveling_note(run: RunResult, cases: list[CaseResult]) -> list[str]:
             f"GPU in this run (a stage against `torch.add` of its dtype and shape, `torch.add` against the copy): the "
             f"traveling verdict, with thresholds of at least {floors}. It cannot see what slows the reference as much as "
             "the stage (a driver, the clocks, the board itself). To judge a board at the 1% the bench tier can: run "
-            "`python3 -m pytest suites/bench -m bench --require-gpu --bandwidth-save` three times on it (docs/bandwidth.md, "
+            "`python3 -m pytest suites/bench -m bench --require-gpu --bandwidth-save --same-start` three times on it "
+            "(docs/bandwidth.md, "
             "\"A fleet of runners\") and keep `reports/baselines/` between CI jobs."]
 
 
@@ -318,9 +319,16 @@ def _bandwidth(run: RunResult, images: Sequence[Path]) -> list[str]:
 
 
 def _judged_by(b: BandwidthRecord) -> str:
-    if b.basis == "traveling":
-        return f"`{b.yardstick}` on this GPU" if b.yardstick else "not judged (every yardstick's yardstick)"
-    return "its board's runs" if b.basis == "board" else "–"
+    """What a case's verdict rests on; for a traveling ``new``, why it was not judged."""
+    if b.basis != "traveling":
+        return "its board's runs" if b.basis == "board" else "–"
+    if not b.yardstick:
+        return "not judged (every yardstick's yardstick)"
+    if b.yardstick_gbps is None:
+        return f"not judged: `{b.yardstick}` was not measured in this run (select it too)"
+    if b.verdict == "new":
+        return f"not judged: no baseline run measured it beside `{b.yardstick}`"
+    return f"`{b.yardstick}` on this GPU"
 
 
 def _bandwidth_context(run: RunResult, rows: list[BandwidthRecord]) -> str:

@@ -197,6 +197,11 @@ def test_override_replaces_the_derived_threshold():
                      id="runs-empty"),
         pytest.param({**document(install(), record(100.0)), baseline.RUNS_KEY: [{"cases": {"a": {"gbps": 1.0}}}]},
                      f"{baseline.RUNS_KEY}[0] case 'a' lacks median_s", id="run-case-incomplete"),
+        pytest.param({**document(install(), record(100.0)), baseline.RUNS_KEY: [
+                      {"cases": {"a": record(1.0)}, "board": {"serial": "1752624012317"}}]},
+                     f"{baseline.RUNS_KEY}[0] board: board: missing uuid", id="board-without-uuid"),
+        pytest.param({**document(install(), record(100.0)), baseline.RUNS_KEY: [{"cases": {"a": record(1.0)}, "board": "A"}]},
+                     f"{baseline.RUNS_KEY}[0] board: board: expected a JSON object, got str", id="board-not-an-object"),
     ],
 )
 def test_load_refuses_in_one_line(tmp_path, content, reason):
@@ -433,6 +438,7 @@ def test_the_traveling_threshold_is_the_ratios_spread_across_boards_or_its_floor
 def test_without_a_ratio_or_a_yardstick_figure_the_traveling_verdict_is_new():
     under = measured(100.0, case="torch_add-bf16-8x8", stage="torch_add")
     assert gate.judge_traveling(measured(100.0), None, under).verdict == "new"
+    assert gate.judge_traveling(measured(100.0), None, under).yardstick_gbps == 100.0  # measured, but no run has the ratio
     assert gate.judge_traveling(measured(100.0), ratio_reference(1.0, 1.0, 1.0), None).verdict == "new"
 
 

@@ -128,7 +128,8 @@ def test_each_gpus_row_says_what_its_bandwidth_was_judged_by_and_a_board_without
     own, travelling = (case(f"t::c{i}[-gpu{i}]", on=gpus[i], ceiling=3010.0) for i in range(2))
     own.bandwidth = dataclasses.replace(own.bandwidth, basis="board", verdict="same", baseline_runs=3)
     travelling.bandwidth = dataclasses.replace(travelling.bandwidth, basis="traveling", verdict="same",
-                                               yardstick="torch_add-fp16-16384x8192", baseline_runs=5)
+                                               yardstick="torch_add-fp16-16384x8192", yardstick_gbps=3013.0,
+                                               baseline_runs=5)
     text = summary.render(run_of(own, travelling, gpus=gpus))
     table = text.split("## GPUs\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert table[2].endswith("| 1654922000 (VBIOS 96.00.99, 700 W) | 2619 | 1 | 1 | 0 | 0 | 0 | 0 | 0 | 3010 "
@@ -136,8 +137,21 @@ def test_each_gpus_row_says_what_its_bandwidth_was_judged_by_and_a_board_without
     assert table[3].endswith("| 3010 | traveling verdict (no runs of its own) | 1 / 0 / 0 / 0 | ok |")
     assert ("**gpu 1 (board 1654922001): no baseline runs of its own board, so never judged on another board's "
             "figures.**") in text
-    assert "python3 -m pytest suites/bench -m bench --require-gpu --bandwidth-save` three times on it" in text
+    assert "python3 -m pytest suites/bench -m bench --require-gpu --bandwidth-save --same-start` three times on it" in text
     assert "| `torch_add-fp16-16384x8192` on this GPU |" in text
+
+
+def test_a_traveling_case_left_unjudged_says_why():
+    """A yardstick the run did not select (``-k``) or no baseline run measured: ``new``, and why."""
+    on = gpu(0)
+    unmeasured, unsaved = (case(f"t::c{i}", on=on, ceiling=3010.0) for i in range(2))
+    unmeasured.bandwidth = dataclasses.replace(unmeasured.bandwidth, basis="traveling", verdict="new",
+                                               yardstick="torch_add-fp16-16384x8192")
+    unsaved.bandwidth = dataclasses.replace(unsaved.bandwidth, basis="traveling", verdict="new",
+                                            yardstick="torch_add-fp16-16384x8192", yardstick_gbps=3000.0)
+    text = summary.render(run_of(unmeasured, unsaved, gpus=[on]))
+    assert "| new | not judged: `torch_add-fp16-16384x8192` was not measured in this run (select it too) |" in text
+    assert "| new | not judged: no baseline run measured it beside `torch_add-fp16-16384x8192` |" in text
 
 
 def test_failures_on_one_gpu_of_several_point_at_that_gpu():
