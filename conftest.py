@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
 from fixtures.cases import arch as arch_mod
 from fixtures.dsl import device, nvml, settings
-from fixtures.plugin import bench_phase, bench_plugin, collector, fault, gpus, health, run_state, startup
+from fixtures.plugin import bench_phase, bench_plugin, collector, fault, gpus, health, install, run_state, startup
 from reports import model
 from reports.model import DEVICE_TIERS, TIER_PRECEDENCE, ApiDrift, CaseRecord
 from reports.usage import HarnessUsageError
@@ -89,9 +90,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Check every option and input file first (the cheap ones before torch and the DSL load),
-    then set the run up; anything wrong is one line and exit 4, before any case runs."""
+    then the install, then set the run up; a bad option or input is one line and exit 4, a
+    broken install one line, a report and exit 6, before any case runs."""
     worker = hasattr(config, "workerinput")  # an xdist worker: its controller compiled the stage modules already
+    checks_install = not worker and not bench_phase.is_serial_phase(config)  # the controller checks it once
     state = run_state.of(config)
+    if checks_install:
+        state.environment = install.user_variables(os.environ)
     try:
         requested = config.getoption("--arch")
         if requested:
@@ -105,13 +110,18 @@ def pytest_configure(config: pytest.Config) -> None:
         report_dir = None if bench_phase.is_serial_phase(config) else collector.check_report_dir(config)
         if not worker:
             state.repro_dir = startup.repro_dir_option(config.getoption("--repro-dir"))
-        _pin(config, state, wanted, bench_options.plant_fraction)
+        _choose_gpus(config, state, wanted)
+        if checks_install and (found := install.check_packages(Path(__file__).with_name("requirements.txt"))):
+            collector.stop_for_install(config, report_dir, found)
+        _pin(config, state, bench_options.plant_fraction)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
             raise HarnessUsageError(f"--require-gpu: {device.gpu_unavailable()}")
         state.arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
         dump_dir = collector.scratch_dir(config) / "dsl-dumps" / str(os.getpid())
         dump_dir.mkdir(parents=True, exist_ok=True)
         settings.apply(state.arch, dump_dir)
+        if checks_install and (found := install.check_dsl(state.environment)):
+            collector.stop_for_install(config, report_dir, found)
         from fixtures.cases.stages import with_registered
         from fixtures.dsl.compat import drift_report
         from fixtures.dsl.environment import fingerprint
@@ -154,26 +164,31 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         startup.check_selection(session.config)
 
 
-def _pin(config: pytest.Config, state: run_state.RunState, wanted: list[str] | None, plant_fraction: float | None) -> None:
-    """Choose the run's GPUs (a worker is handed them) and pin this process to its one, before
-    anything touches CUDA; the controller also checks each has the memory its share needs."""
+def _choose_gpus(config: pytest.Config, state: run_state.RunState, wanted: list[str] | None) -> None:
+    """The run's GPUs, through NVML alone (a worker is handed them): a ``--gpus`` that names none
+    of them is a usage error before torch loads."""
     if hasattr(config, "workerinput"):
         state.gpus = collector.handed_gpus(config)
     else:
         state.outer_visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         state.gpus = gpus.select(gpus.visible(state.outer_visible), wanted, state.outer_visible)
-        if state.gpus and not bench_phase.is_serial_phase(config):
-            from fixtures.bandwidth.figures import PlantedSlowdown, most_held
-            from fixtures.cases.matrix import device_bytes, large_cases, largest_operand_bytes
 
-            workers = getattr(config.option, "numprocesses", None) or 1
-            stages_module = config.rootpath / "suites" / "gpu" / "test_stages.py"
-            selected = startup.selected_by_options(large_cases(), config.getoption("keyword"), config.getoption("markexpr"),
-                                                   config.args, stages_module)
-            bench_held = 0
-            if startup.may_select_tier(config.rootpath / "suites" / "bench", "bench", config.getoption("markexpr"), config.args):
-                bench_held = most_held(largest_operand_bytes(), PlantedSlowdown(plant_fraction) if plant_fraction else None)
-            gpus.check_free(state.gpus, workers, bench_held, tuple(device_bytes(c) for c in selected))
+
+def _pin(config: pytest.Config, state: run_state.RunState, plant_fraction: float | None) -> None:
+    """Pin this process to its GPU of the run's, before anything touches CUDA; the controller
+    also checks each has the memory its share needs."""
+    if not hasattr(config, "workerinput") and state.gpus and not bench_phase.is_serial_phase(config):
+        from fixtures.bandwidth.figures import PlantedSlowdown, most_held
+        from fixtures.cases.matrix import device_bytes, large_cases, largest_operand_bytes
+
+        workers = getattr(config.option, "numprocesses", None) or 1
+        stages_module = config.rootpath / "suites" / "gpu" / "test_stages.py"
+        selected = startup.selected_by_options(large_cases(), config.getoption("keyword"), config.getoption("markexpr"),
+                                               config.args, stages_module)
+        bench_held = 0
+        if startup.may_select_tier(config.rootpath / "suites" / "bench", "bench", config.getoption("markexpr"), config.args):
+            bench_held = most_held(largest_operand_bytes(), PlantedSlowdown(plant_fraction) if plant_fraction else None)
+        gpus.check_free(state.gpus, workers, bench_held, tuple(device_bytes(c) for c in selected))
     state.pinned = gpus.for_worker(state.gpus, getattr(config, "workerinput", {}).get("workerid"))
     if state.pinned is not None:
         settings.pin_gpu(state.pinned.uuid)
@@ -214,7 +229,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
               f"{g.memory_clock_mhz or '?'} MHz" for g in state.gpus]
     if len(state.gpus) > 1:
         in_use.append(f"xdist worker gwN runs on the (N mod {len(state.gpus)})-th of these; every one of them measures every bench case")
-    return [*fingerprint().header_lines(), *in_use, f"compile arch: {state.arch}; reports: {reports}"]
+    variables = ", ".join(f"{k}={v}" for k, v in state.environment.items()) or "none"
+    return [*fingerprint().header_lines(), f"CUTE_DSL_* set by the user: {variables}", *in_use,
+            f"compile arch: {state.arch}; reports: {reports}"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

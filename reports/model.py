@@ -5,26 +5,30 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/8"
+SCHEMA = "cute-dsl-harness/results/9"
 # 2 to 8 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from;
 # 7: a failing gpu case's reproducer record, and the sources those records name;
-# 8: each GPU's board facts, and a bandwidth verdict's basis: the board's own runs or the traveling verdict)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 8)) + (SCHEMA,)
+# 8: each GPU's board facts, and a bandwidth verdict's basis: the board's own runs or the traveling verdict;
+# 9: what was found wrong with the install at start, the user's CUTE_DSL_* variables, the loader's choice)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 9)) + (SCHEMA,)
 # the vocabulary every module reads, defined once: tiers in reading order, outcomes, what needs a human
-TIERS = ("host", "compile", "api", "gpu", "bench", "harness")
+TIERS = ("host", "cache", "compile", "api", "gpu", "bench", "harness")
 DEVICE_TIERS = ("gpu", "bench")
-TIER_PRECEDENCE = ("bench", "gpu", "compile", "host", "api", "harness")  # a case marked with several counts as the first
+TIER_PRECEDENCE = ("bench", "gpu", "compile", "host", "cache", "api", "harness")  # a case marked with several counts as the first
 OUTCOMES = ("passed", "failed", "error", "xfailed", "xpassed", "skipped")
 BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
 # the keys a case's records travel under in pytest's user_properties (xdist sends them as plain data,
 # and no int below -2**31: execnet refuses it, so a record holding such ints travels as JSON text)
 TIER_KEY, GPU_KEY, CASE_KEY, PTX_KEY, BANDWIDTH_KEY = "tier", "gpu", "case", "ptx", "bandwidth"
 REPRO_KEY, REPRO_SOURCES_KEY = "repro", "repro_sources"  # a failing gpu case's ReproSpec (JSON text on a report), and its modules' texts by digest
+INSTALL_BROKEN_EXIT = 6  # a run stopped at start by what is wrong with the install (INSTALL BROKEN)
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
 LOST = "GPU LOST"  # how a lost GPU's cases fail, and the verdict line's head
 STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail
-STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error", "gpu lost", "fault storm")
+INSTALL_BROKEN = "INSTALL BROKEN"  # the verdict line's head of a run its install stopped at start
+STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error", "gpu lost", "fault storm",
+            "install broken")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound
 REFERENCE_STAGES = ("torch_add", "d2d_copy")  # bench rows that are not DSL kernels: what to compare with
 COPY_CASE = "d2d_copy-1GiB"  # the bench tier's device-to-device copy
@@ -312,6 +316,20 @@ class CaseResult:
 
 
 @dataclass
+class InstallFinding:
+    """One thing wrong with the install, found at start: what kind, which file, package or
+    variable, what was seen, and how to repair it."""
+
+    cause: str  # files | duplicate | shadowed | requirement | import | environment
+    subject: str  # the package, module or variable
+    detail: str
+    repair: str
+
+    def line(self) -> str:
+        return f"{self.subject}: {self.detail}; repair: {self.repair}"
+
+
+@dataclass
 class RunResult:
     fingerprint: dict[str, str]
     arch: str
@@ -332,6 +350,8 @@ class RunResult:
     gpus: list[GpuRecord] = field(default_factory=list)  # in use, in pinning order
     merged_from: list[MergedRun] = field(default_factory=list)  # a merged report's runs; empty for a run
     repro_sources: dict[str, str] = field(default_factory=dict)  # module texts the cases' ReproSpecs name, by digest
+    install: list[InstallFinding] = field(default_factory=list)  # what stopped the run at start (status "install broken")
+    environment: dict[str, str] = field(default_factory=dict)  # the CUTE_DSL_* variables the user set, before the harness's own
 
     def gpu(self, uuid: str) -> GpuRecord | None:
         return next((g for g in self.gpus if g.uuid == uuid), None)
@@ -386,6 +406,7 @@ class RunResult:
             merged.compiles = _build(CompileTally, merged.compiles, "merged run compiles") if merged.compiles else None
         run.api_drift = [_build(ApiDrift, d, f"api drift {i}") for i, d in enumerate(run.api_drift)]
         run.deprecations = [_build(Deprecation, d, f"deprecation {i}") for i, d in enumerate(run.deprecations)]
+        run.install = [_build(InstallFinding, f, f"install finding {i}") for i, f in enumerate(run.install)]
         run.compiles = _build(CompileTally, run.compiles, "compiles") if run.compiles else None  # {} before: none
         if isinstance(run.baseline, dict):  # absent from the earliest schema: the default stands
             run.baseline = _build(BaselineInfo, run.baseline, "baseline")

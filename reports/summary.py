@@ -13,6 +13,7 @@ from reports.baseline import MIN_RUNS
 from reports.gate import TRAVEL_FLOOR_PCT
 from reports.model import (
     BAD_OUTCOMES as BAD,
+    INSTALL_BROKEN,
     LOST,
     OUTCOMES,
     STORM,
@@ -31,6 +32,9 @@ def verdict(run: RunResult) -> str:
     counts = run.counts()
     bad = sum(counts[o] for o in BAD)
     stopped = [g for g in run.gpus if g.health]
+    if run.status == "install broken":  # stopped before any case: the finding is the whole line
+        more = f" (and {len(run.install) - 1} more: summary.md)" if len(run.install) > 1 else ""
+        return f"{INSTALL_BROKEN}: " + (run.install[0].line() if run.install else "see summary.md") + more + " · nothing ran"
     if run.status in ("gpu lost", "fault storm") and stopped:
         # cases a lost or stormed GPU failed without running count as not run
         unrun = sum(1 for c in run.cases if c.outcome == "error" and (f"{LOST}: " in c.message or STORM in c.message))
@@ -104,6 +108,7 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     lines = ["# CuTe DSL conformance run", "", f"**{verdict(run)}**", ""]
     lines += [f"- {k}: `{v}`" for k, v in run.fingerprint.items()]
     lines += [f"- arch: `{run.arch}`", f"- exit status: `{run.exit_status}`"]
+    lines.append("- CUTE_DSL_* set by the user: " + (", ".join(f"`{k}={v}`" for k, v in run.environment.items()) or "none"))
     if run.compiles:
         lines.append(
             f"- kernel compiles: `{run.compiles.compiles}` for `{len(run.cases)}` cases "
@@ -117,6 +122,9 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     for tier in sorted(by_tier):
         lines.append(f"| {tier} | " + " | ".join(str(by_tier[tier][o]) for o in OUTCOMES) + " |")
     lines.append("| **all** | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
+    if run.install:
+        lines += ["", "## The install", "", "What stopped the run before any case (docs/install-integrity.md):", ""]
+        lines += [f"- {f.cause}: `{f.subject}`: {f.detail}; repair: {f.repair}" for f in run.install]
     if run.notes:
         lines += ["", "## Harness notes", ""] + [f"- {note}" for note in run.notes]
     lines += _merged_from(run)

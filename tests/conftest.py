@@ -22,12 +22,12 @@ FOUR_ROWS = replace(BUILT_IN_STAGES["tuned"], name="four_rows", tile=lambda d: (
 
 @pytest.fixture
 def project(pytester, monkeypatch):
-    """The project's plugin and config (``conftest.py``, ``tox.ini``; ``fixtures/`` and
+    """The project's plugin and config (``conftest.py``, ``tox.ini``, ``requirements.txt``; ``fixtures/`` and
     ``reports/`` linked) in a fresh folder, for end-to-end runs: in this process
     (``runpytest_inprocess``) unless what is tested needs a process of its own (xdist, signals,
     what a process imported), since each process pays 3-6 s for torch and the DSL. Temporary
     folders of those runs go to ``tmp/`` in it, so a test can see what a run leaves behind."""
-    for name in ("conftest.py", "tox.ini"):
+    for name in ("conftest.py", "tox.ini", "requirements.txt"):
         (pytester.path / name).write_bytes((ROOT / name).read_bytes())
     for name in ("fixtures", "reports"):
         (pytester.path / name).symlink_to(ROOT / name, target_is_directory=True)

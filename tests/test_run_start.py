@@ -38,7 +38,7 @@ def leftovers(project) -> list[str]:
     """What a run left in the project folder (besides the project, pytester's own files and
     pytest-benchmark's storage folder) and the harness's temporary folders (``cute-*``; the DSL
     keeps a cache of its own there)."""
-    mine = {"conftest.py", "tox.ini", "fixtures", "reports", "tmp", "test_one.py", "stdin", "stdout", "stderr", ".benchmarks",
+    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "stdin", "stdout", "stderr", ".benchmarks",
             "__pycache__",
             *(f"{m}.py" for m in STAGE_MODULES)}
     left = sorted(p.name for p in project.path.iterdir() if p.name not in mine and not p.name.startswith("runpytest-"))

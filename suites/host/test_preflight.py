@@ -1,7 +1,7 @@
 """Checks of the install itself, before any kernel: the first thing to read when validating
-a driver or a DSL release. Each failure says what to fix."""
+a driver or a DSL release. Each failure says what to fix. (The packages' versions, files and
+imports are checked as the run starts: ``fixtures.plugin.install``.)"""
 
-import importlib.metadata
 import os
 from pathlib import Path
 
@@ -13,39 +13,55 @@ from fixtures.dsl import environment
 pytestmark = pytest.mark.host
 
 
-def test_libs_packages_match_the_dsl_version():
-    dsl = importlib.metadata.version("nvidia-cutlass-dsl")
-    libs = environment.dsl_libs_packages()
-    mismatched = {name: v for name, v in libs.items() if v != dsl}
-    assert not mismatched, (
-        f"nvidia-cutlass-dsl is {dsl} but {mismatched}: reinstall with "
-        f"`pip install --force-reinstall nvidia-cutlass-dsl=={dsl}` (it pins its libs packages)"
-    )
-
-
-def test_at_most_one_cuda_flavour_installed():
-    flavours = [n for n in environment.dsl_libs_packages() if n.rsplit("-", 1)[1].startswith("cu")]
-    assert len(flavours) <= 1, (
-        f"{' and '.join(flavours)} are both installed and the DSL loads only "
-        f"{environment.loaded_dsl_extension()}: uninstall the one you don't mean to use"
-    )
-
-
-def test_loaded_build_is_the_installed_one():
-    """The IR extension mapped into the process must be the installed libs package's build."""
+def test_loaded_build_is_the_one_the_loader_picks():
+    """Both CUDA flavours may be installed (``nvidia-cutlass-dsl[cu13]`` brings cu12 too): the
+    DSL's loader takes the newest build the driver covers, the newest without a driver. The
+    build mapped into the process must be that one, and its libs package installed."""
     loaded = environment.loaded_dsl_extension()
     assert loaded is not None, "no _cutlass_ir extension is mapped into the process: is cutlass importable?"
     path, flavour = loaded
-    installed = environment.dsl_libs_flavour()
-    if installed == "bundled":
-        assert flavour is None, f"no libs package is installed, yet the DSL loaded a {flavour} build from {path}"
+    mlir_libs = environment.mlir_libs_dir()
+    choice = environment.loader_choice(mlir_libs, environment.driver_cuda_version())
+    if not choice.installed:
+        assert flavour is None, f"this release installs one untagged build, yet a {flavour} build was loaded from {path}"
+        assert not environment.installed_flavours(), (
+            f"{environment.installed_flavours()} libs packages are installed beside a release that bundles its build: "
+            "uninstall them (`pip uninstall nvidia-cutlass-dsl-libs-cu12 nvidia-cutlass-dsl-libs-cu13`)"
+        )
         return
-    assert flavour == installed, (
-        f"the DSL loaded {path} but nvidia-cutlass-dsl-libs-{installed} is what is installed: "
-        f"check CUTE_DSL_LIBS={os.environ.get('CUTE_DSL_LIBS')!r} and stale site-packages"
+    assert flavour == choice.chosen, (
+        f"the DSL loaded its {flavour} build ({path}) but its loader's rule picks {choice.chosen} ({choice.why()}): "
+        f"check CUTE_DSL_LIBS={os.environ.get('CUTE_DSL_LIBS')!r} and stale files in {mlir_libs}"
+    )
+    assert f"nvidia-cutlass-dsl-libs-{flavour}" in environment.dsl_libs_packages(), (
+        f"the DSL loaded its {flavour} build from {path}, but nvidia-cutlass-dsl-libs-{flavour} is not installed: "
+        f"a file left behind by an uninstall; `pip install --force-reinstall 'nvidia-cutlass-dsl[{flavour}]'`"
     )
     major = environment.dsl_cuda_version().split(".")[0]
     assert flavour == f"cu{major}", f"the DSL reports CUDA {environment.dsl_cuda_version()} but loaded its {flavour} build"
+
+
+def test_runtime_library_is_the_loaded_builds(host_jit):
+    """A host-side JIT call loads the DSL's runtime library: from ``CUTE_DSL_LIBS`` where it is
+    set, else from the loaded flavour's ``cu<N>/lib``. A runtime of another flavour beside the
+    loaded IR build is a mixed install."""
+    from fixtures.dsl import _host_probe
+
+    _host_probe.run()
+    runtime = environment.loaded_runtime_library()
+    assert runtime is not None, "a host-side JIT call ran, but no libcute_dsl_runtime.so is mapped into the process"
+    chosen = os.environ.get("CUTE_DSL_LIBS")
+    if chosen:
+        assert any(Path(runtime).samefile(p) for p in chosen.split(os.pathsep) if Path(p).exists()), (
+            f"CUTE_DSL_LIBS={chosen!r}, but the DSL loaded its runtime from {runtime}"
+        )
+        return
+    flavour = environment.loaded_flavour()
+    if flavour != "bundled":
+        assert Path(runtime).parent.parent.name == flavour, (
+            f"the DSL's {flavour} build loaded the runtime library {runtime}: a mixed install; "
+            f"`pip install --force-reinstall 'nvidia-cutlass-dsl[{flavour}]'`"
+        )
 
 
 @pytest.mark.gpu

@@ -1,4 +1,5 @@
-"""TensorSSA on host tensors (``tensorssa.ipynb``): element-wise ops, math, reductions, broadcasting.
+"""TensorSSA on host tensors (``tensorssa.ipynb``): element-wise ops, math, reductions, broadcasting;
+integer arithmetic in every integer dtype, and ``cute.where``.
 
 Inputs are numpy arrays handed over through ``from_dlpack``; results come back through
 ``.store()`` into numpy outputs pre-filled with values no correct result has (NaN, or the
@@ -8,10 +9,12 @@ values are the notebook's recorded outputs, or numpy on fresh random data seeded
 
 from __future__ import annotations
 
+import functools
 import operator
 import zlib
 
 import _jit_examples as jx
+import _semantics as sem
 import cutlass.cute as cute
 import numpy as np
 import pytest
@@ -82,6 +85,24 @@ REDUCTIONS = (
     ("mul", MUL, 1.0, np.prod),
 )
 PROFILES = ((0, None), ((None, 1), 1), ((1, None), 0))
+
+# Every integer dtype a numpy array hands over through dlpack (the DSL's Int8 ... Uint64); Int4 and
+# the 128-bit types have no numpy dtype. Operands: every pair of the dtype's edge values (min, max,
+# -1, 0, 1, ...; each taken modulo 2**bits, so -1 is the max of an unsigned dtype) and a few
+# values whose products carry past the width, against numpy's wrapping arithmetic.
+INTEGER_DTYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+INTEGER_OPS = (("add", "+", np.add), ("sub", "-", np.subtract), ("mul", "*", np.multiply))
+# The wrap spelled out, before the comparison with numpy: max + 1 gives min.
+ADD_WRAPS = {
+    np.int8: (127, -128),
+    np.int16: (32767, -32768),
+    np.int32: (2147483647, -2147483648),
+    np.int64: (9223372036854775807, -9223372036854775808),
+    np.uint8: (255, 0),
+    np.uint16: (65535, 0),
+    np.uint32: (4294967295, 0),
+    np.uint64: (18446744073709551615, 0),
+}
 
 
 @pytest.fixture
@@ -185,3 +206,68 @@ def test_implicit_broadcast_of_row_plus_column(rng, host_jit) -> None:
     res = _nan((3, 5))
     _run(jx.elementwise_binary, res, row, col, operator.add)
     np.testing.assert_allclose(res, row + col, rtol=1e-6)
+
+
+def _integer_edges(dtype) -> np.ndarray:
+    info = np.iinfo(dtype)
+    bits = info.bits
+    half = 2 ** (bits - 1)  # the signed/unsigned boundary: 128 and 127 in 8 bits
+    values = {info.min, info.min + 1, -1, 0, 1, 2, 3, half - 1, -half, info.max - 1, info.max}
+    values |= {2 ** (bits // 2) + 1, 0x5A5A5A5A5A5A5A5A}  # products that carry past the width
+    span = 2**bits
+    return np.array(sorted({(v - info.min) % span + info.min for v in values}), dtype=dtype)
+
+
+@functools.cache
+def _integer_arithmetic(dtype) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """``a``, ``b`` (every pair of edge values) and what the DSL's ``+ - *`` gave, in one compile."""
+    edges = _integer_edges(dtype)
+    a, b = np.repeat(edges, len(edges)), np.tile(edges, len(edges))
+    # prefilled with the complement of numpy's result, so an element never written differs
+    with np.errstate(over="ignore"):
+        out = {name: ~ref(a, b) for name, _, ref in INTEGER_OPS}
+    _run(sem.integer_arithmetic, out["add"], out["sub"], out["mul"], a, b)
+    return a, b, out
+
+
+def _differences(what: str, a, b, symbol: str, got, expected) -> str:
+    bad = np.flatnonzero(got != expected)
+    shown = "; ".join(f"{a[i]} {symbol} {b[i]}: expected {expected[i]}, DSL gave {got[i]}" for i in bad[:4])
+    return f"{what}: {len(bad)} of {got.size} elements differ from numpy's wrapping arithmetic: {shown}"
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES, ids=[np.dtype(d).name for d in INTEGER_DTYPES])
+@pytest.mark.parametrize(("op", "symbol", "reference"), INTEGER_OPS, ids=[op[0] for op in INTEGER_OPS])
+def test_integer_arithmetic_wraps_like_numpy(op, symbol, reference, dtype, host_jit) -> None:
+    """``+``, ``-`` and ``*`` on integer TensorSSA wrap modulo 2**bits exactly as numpy's do."""
+    a, b, out = _integer_arithmetic(dtype)
+    what = f"{np.dtype(dtype).name} TensorSSA a {symbol} b"
+    if op == "add":
+        top, wrapped = ADD_WRAPS[dtype]
+        got = out[op][np.flatnonzero((a == top) & (b == 1))[0]]
+        assert got == wrapped, f"{what}: {top} + 1: expected {wrapped} (wraps), DSL gave {got}"
+    with np.errstate(over="ignore"):
+        expected = reference(a, b)
+    assert np.array_equal(out[op], expected), _differences(what, a, b, symbol, out[op], expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=["float32", "int32"])
+def test_where_picks_a_where_cond_and_b_elsewhere(dtype, host_jit) -> None:
+    """``cute.where(cond, a, b)``: ``a`` where ``cond`` is true, ``b`` elsewhere; ``a`` and ``b`` have
+    no value in common and ``cond`` is true in 5 of 12 places, so swapped operands (or an inverted
+    condition) differ everywhere."""
+    cond = np.array([1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 1, 0], dtype=np.bool_)
+    a = np.arange(1, 13).astype(dtype)
+    b = (-10 * np.arange(1, 13)).astype(dtype)
+    res = np.zeros_like(a)
+    _run(sem.where_select, res, cond, a, b)
+    expected = np.where(cond, a, b)
+    if np.array_equal(res, np.where(cond, b, a)):
+        detail = "it picked b where cond is true and a elsewhere (operands swapped)"
+    else:
+        bad = np.flatnonzero(res != expected)
+        detail = "; ".join(f"at {i} (cond {cond[i]}): expected {expected[i]}, DSL gave {res[i]}" for i in bad[:4])
+    assert np.array_equal(res, expected), (
+        f"cute.where(cond, a, b) on {np.dtype(dtype).name}: {detail}; "
+        f"expected {expected.tolist()}, DSL gave {res.tolist()}"
+    )
