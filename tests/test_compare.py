@@ -112,8 +112,8 @@ def write(tmp_path, text: str) -> Path:
         pytest.param(lambda tmp: tmp / "missing", "missing: no such file", id="missing-path"),
         pytest.param(lambda tmp: tmp, "results.json: no such file", id="folder-without-results"),
         pytest.param(lambda tmp: write(tmp, "{not json"), "results.json: not JSON (", id="malformed-json"),
-        pytest.param(lambda tmp: write(tmp, json.dumps({"schema": "cute-dsl-harness/results/9"})),
-                     "results.json: unknown schema 'cute-dsl-harness/results/9'", id="wrong-schema"),
+        pytest.param(lambda tmp: write(tmp, json.dumps({"schema": "cute-dsl-harness/results/99"})),
+                     "results.json: unknown schema 'cute-dsl-harness/results/99'", id="wrong-schema"),
         pytest.param(lambda tmp: write(tmp, "[]"), "results.json: expected a JSON object, got list", id="not-object"),
     ],
 )
