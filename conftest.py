@@ -111,7 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if not worker:
             state.repro_dir = startup.repro_dir_option(config.getoption("--repro-dir"))
         _choose_gpus(config, state, wanted)
-        if checks_install and (found := install.check_packages(Path(__file__).with_name("requirements.txt"))):
+        if checks_install and (found := install.check_packages(Path(__file__).resolve().with_name("requirements.txt"))):
             collector.stop_for_install(config, report_dir, found)
         _pin(config, state, bench_options.plant_fraction)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
