@@ -1,7 +1,8 @@
 """Which DSL release passes what: one markdown table from several runs' results.json.
 
-Each run is one install (``tox -e dsl4.3`` ... ``dsl4.8`` on a CPU machine, the gpu tier on a
-GPU runner); runs of the same release share its row, each cell from one run (``_chosen`` says
+Each run is one install (``tox -e dsl4.3`` ... ``dsl4.8`` on a CPU machine, ``dsl4.8-torch2.15``
+on another torch, the gpu tier on a GPU runner); runs of the same DSL release on the same torch
+release share a row, each cell from one run (``_chosen`` says
 which; a note under the table names the runs left out and marks an interrupted one). A cell
 counts the tier's cases:
 ``✅ passed`` plus expected failures and skips, or ``❌ bad/total`` when any case needs a human.
@@ -31,29 +32,39 @@ def _release_key(release: str):
         return (1, release)
 
 
+def _row_key(row: tuple[str, str]):
+    return tuple(_release_key(part) for part in row)
+
+
+def torch_release(version: str) -> str:
+    """torch's release without its build tag (``2.15.0+cu132`` is 2.15.0): a CPU and a CUDA build
+    of one release are one row."""
+    return version.split("+", 1)[0]
+
+
 def render(runs: list[RunResult]) -> str:
     """The table: a row per release (oldest first), a column per tier any run exercised; then a
     note for every cell that is not simply one complete run's."""
-    per_release: dict[str, dict[str, list[tuple[RunResult, Counter]]]] = defaultdict(lambda: defaultdict(list))
+    per_release: dict[tuple[str, str], dict[str, list[tuple[RunResult, Counter]]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
-        row = per_release[run.fingerprint.get("dsl", "?")]
+        row = per_release[(run.fingerprint.get("dsl", "?"), torch_release(run.fingerprint.get("torch", "?")))]
         by_tier: dict[str, Counter] = defaultdict(Counter)
         for case in run.cases:
             by_tier[case.tier][case.outcome] += 1
         for tier, counts in by_tier.items():
             row[tier].append((run, counts))
-    cells: dict[str, dict[str, str]] = defaultdict(dict)
+    cells: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
     notes = []
-    for release in sorted(per_release, key=_release_key):
+    for release in sorted(per_release, key=_row_key):
         for tier, candidates in per_release[release].items():
             run, counts, note = _chosen(candidates)
             cells[release][tier] = ("" if run.status == "complete" else f"⚠ {run.status}: ") + cell(counts)
-            notes += [f"- {release} {tier}: {note}"] if note else []
+            notes += [f"- {release[0]} (torch {release[1]}) {tier}: {note}"] if note else []
     tiers = [t for t in TIERS if any(t in row for row in cells.values())]
     tiers += sorted({t for row in cells.values() for t in row} - set(TIERS))
-    lines = ["| DSL | " + " | ".join(tiers) + " |", "|---" * (len(tiers) + 1) + "|"]
+    lines = ["| DSL | torch | " + " | ".join(tiers) + " |", "|---" * (len(tiers) + 2) + "|"]
     for release in cells:
-        lines.append(f"| {release} | " + " | ".join(cells[release].get(t, "") for t in tiers) + " |")
+        lines.append(f"| {release[0]} | {release[1]} | " + " | ".join(cells[release].get(t, "") for t in tiers) + " |")
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 

@@ -17,9 +17,20 @@ OLD, NEW = DATA / "run_453.json", DATA / "run_481.json"
 
 def test_a_row_per_release_oldest_first_a_column_per_tier_exercised():
     table = release_table.render([load(NEW), load(OLD)]).splitlines()
-    assert table[0] == "| DSL | host | compile | gpu | bench |"
+    assert table[0] == "| DSL | torch | host | compile | gpu | bench |"
     assert [row.split(" | ")[0] for row in table[2:]] == ["| 4.5.3", "| 4.8.1"]
-    assert table[2] == "| 4.5.3 | ✅ 3 · xfail 1 | ❌ 1/4 | ✅ 6 · xfail 1 | ✅ 9 |"
+    assert table[2] == f"| 4.5.3 | {load(OLD).fingerprint['torch'].split('+')[0]} | ✅ 3 · xfail 1 | ❌ 1/4 | ✅ 6 · xfail 1 | ✅ 9 |"
+
+
+def test_a_row_per_torch_release_of_one_dsl_release(tmp_path):
+    """The torch axis: the same DSL release on two torch releases is two rows; two builds of one
+    torch release (CPU and CUDA) are one."""
+    data = json.loads(NEW.read_text())
+    for name, torch in (("a", "2.13.0+cpu"), ("b", "2.15.0+cu132"), ("c", "2.15.0")):
+        (tmp_path / f"{name}.json").write_text(json.dumps({**data, "fingerprint": {**data["fingerprint"], "torch": torch}}))
+    table = release_table.render([load(tmp_path / f"{n}.json") for n in "cba"]).splitlines()
+    assert [row.split(" | ")[:2] for row in table[2:4]] == [["| 4.8.1", "2.13.0"], ["| 4.8.1", "2.15.0"]]
+    assert len([row for row in table if row.startswith("| 4.8.1")]) == 2
 
 
 def test_runs_of_one_release_merge_into_its_row(tmp_path):
@@ -86,14 +97,14 @@ def test_two_runs_of_one_release_never_sum_the_newer_complete_one_is_shown(tmp_p
     text = release_table.render([load(older), load(newer)])
     table, notes = text.split("\n\n")
     assert table + "\n" == release_table.render([load(NEW)])
-    assert "- 4.8.1 gpu: 2 runs; shown: the run started 2026-01-02T00:00:00+00:00, not: 2026-01-01T00:00:00+00:00" in notes
+    assert "- 4.8.1 (torch 2.13.0) gpu: 2 runs; shown: the run started 2026-01-02T00:00:00+00:00, not: 2026-01-01T00:00:00+00:00" in notes
 
 
 def test_an_interrupted_run_is_marked_and_gives_way_to_a_complete_one(tmp_path):
     interrupted = _variant(tmp_path, "cut", started="2026-01-03T00:00:00+00:00", finished="2026-01-03T00:10:00+00:00",
                            status="interrupted", collected=100)
     alone = release_table.render([load(interrupted)])
-    assert "| 4.8.1 | ⚠ interrupted: ✅ 2 · xfail 1 |" in alone
-    assert "- 4.8.1 host: the run started 2026-01-03T00:00:00+00:00 ended interrupted after 27 of 100 cases (73 not run)" in alone
+    assert "| 4.8.1 | 2.13.0 | ⚠ interrupted: ✅ 2 · xfail 1 |" in alone
+    assert "- 4.8.1 (torch 2.13.0) host: the run started 2026-01-03T00:00:00+00:00 ended interrupted after 27 of 100 cases (73 not run)" in alone
     beside_a_complete_run = release_table.render([load(interrupted), load(NEW)])
     assert "⚠" not in beside_a_complete_run.split("\n\n")[0]
