@@ -35,6 +35,7 @@ Spec keys (all optional but ``out`` and ``steps``):
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -160,10 +161,8 @@ def _install_hooks() -> None:
     dsl_mod.BaseDSL.get_module_hash = keyed
 
     callers = [dsl_mod]
-    try:
-        from cutlass.base_dsl import compile_backend  # 4.8: the cache lookup moved here
-
-        callers.append(compile_backend)
+    try:  # 4.8 moved the cache lookup into base_dsl.compile_backend; earlier releases have no such module
+        callers.append(importlib.import_module("cutlass.base_dsl.compile_backend"))
     except ImportError:
         pass
     for mod in callers:
