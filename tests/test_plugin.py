@@ -84,7 +84,7 @@ def test_cpu_run_accepts_sm_90a_skips_gpu_tier_and_prints_fingerprint(project):
     result.stdout.fnmatch_lines(
         [
             f"cute-dsl: {importlib.metadata.version('nvidia-cutlass-dsl')} (libs: *",
-            f"torch: {torch.__version__} (CUDA *); python *",
+            f"torch: {torch.__version__} (CUDA *); apache-tvm-ffi: *; python *",
             "driver: * (CUDA *); gpu: no GPU",
             "compile arch: sm_90a; reports: *",
         ]
