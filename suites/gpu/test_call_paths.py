@@ -223,21 +223,7 @@ def test_tvm_ffi_calls_replay_in_a_cuda_graph(case, path, seed):
     torch.cuda.synchronize()
     for launch in launches:
         launch.verify()
-        launch.poison_output()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for launch in launches:
-            launch.launch()
-    for replay in range(REPLAYS):
-        if replay == REPLAYS // 2:
-            for i, launch in enumerate(launches):
-                launch.refill(seed + 100 + i)
-        for launch in launches:
-            launch.poison_output()
-        graph.replay()
-        torch.cuda.synchronize()
-        for launch in launches:
-            launch.verify()
+    runner.replay_captured(launches, seed, REPLAYS)
 
 
 # -- the check can fail ---------------------------------------------------------------------------

@@ -39,22 +39,7 @@ def _capture(fn) -> torch.cuda.CUDAGraph:
 
 def test_replays_compute_every_captured_launch(case, seed, compiler):
     launches = [runner.prepare(case, seed + i, compiler) for i in range(CAPTURED_LAUNCHES)]  # compiled before capture
-
-    def launch_all():
-        for launch in launches:
-            launch.launch()
-
-    graph = _capture(launch_all)
-    for replay in range(REPLAYS):
-        if replay == REPLAYS // 2:
-            for i, launch in enumerate(launches):
-                launch.refill(seed + 100 + i)  # new data in the captured buffers
-        for launch in launches:
-            launch.poison_output()
-        graph.replay()
-        torch.cuda.synchronize()
-        for launch in launches:
-            launch.verify()
+    runner.replay_captured(launches, seed, REPLAYS)
 
 
 def test_graph_mixing_a_stage_with_torch_ops(case, seed, compiler):
