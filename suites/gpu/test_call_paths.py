@@ -5,13 +5,8 @@ themselves) and the implicit call (the ``@cute.jit`` launch function called with
 the DSL converting them). Every case gets ``runner.Launch.verify``'s checks: values equal torch's,
 every output element written, inputs untouched, no byte outside a tensor changed.
 
-The sample (``sample``): per stage, one case of each of ``CLASSES`` (13: every layout, the three
-alignments, operands laid out apart in a static and a dynamic call, the three in-place calls)
-taken from the gpu plan's own cases on its odd and aligned shapes; in the ``s``-th stage class
-``i`` takes the ``(i + s)``-th arithmetic dtype (the next one the plan has there, where it has
-none), so every stage meets every dtype, and the ``(i + s)``-th of the plan's cases of that class
-and dtype, so the shapes and the per-operand layouts vary. Deterministic: 117 cases a path over
-the built-in stages, the same cases for both paths.
+The sample: ``suites/gpu/_path_sample.py`` (117 cases a path over the built-in stages, the
+same cases for both paths).
 
 For TVM-FFI also: views with a storage offset and non-contiguous ones (asserted as such), a call
 on a stream that is not torch's default, CUDA-graph capture, each with the environment stream
@@ -39,47 +34,7 @@ from fixtures.dsl.kernels import kernel_of
 from fixtures.plugin import run_state
 from fixtures.plugin.params import limitation_marks
 
-# (alignment, layout, kind): kind None a plain case, "mixed" operands laid out apart, else an in-place call
-CLASSES = (
-    ("align16", "static", None),
-    ("align16", "dynamic", None),
-    ("align16", "compact", None),
-    ("natural", "colmajor", None),
-    ("offset", "strided", None),
-    ("natural", "bcast", None),
-    ("natural", "dynamic", None),
-    ("offset", "compact", None),
-    ("align16", "static", "mixed"),
-    ("align16", "dynamic", "mixed"),
-    ("align16", "dynamic", "c_is_a"),
-    ("align16", "colmajor", "c_is_b"),
-    ("align16", "static", "a_is_b"),
-)
-FAMILIES = ("odd", "aligned")  # no unit shapes: a 1x1 tensor has no leading dimension to deduce (below)
-
-
-def _kind(case: Case) -> str | None:
-    return "mixed" if case.operands else case.alias
-
-
-def sample(stages=BUILT_IN_STAGES) -> list[Case]:
-    """The gpu plan's cases the call paths run (the module's docstring says how they are chosen)."""
-    found: dict[tuple, dict[str, list[Case]]] = {}
-    for case in matrix.cases("gpu", stages):
-        if case.family in FAMILIES:
-            key = (case.stage.name, case.align, case.layout, _kind(case))
-            found.setdefault(key, {}).setdefault(case.dtype.id, []).append(case)
-    dtypes = matrix.ARITHMETIC_DTYPES
-    picked = []
-    for s, stage in enumerate(stages.values()):
-        for i, (align, layout, kind) in enumerate(CLASSES):
-            by_dtype = found.get((stage.name, align, layout, kind), {})
-            k = (i + s) % len(dtypes)
-            dtype = next((d for d in dtypes[k:] + dtypes[:k] if d in by_dtype), None)
-            if dtype is not None:
-                picked.append(by_dtype[dtype][(i + s) % len(by_dtype[dtype])])
-    return picked
-
+from suites.gpu._path_sample import CLASSES, kind as _kind, sample
 
 def _as_compiled(case: Case, path: call_paths.CallPath) -> Case:
     """The case as ``path`` compiles it: an implicit call's is dynamic, at the natural alignment."""
