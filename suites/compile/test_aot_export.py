@@ -51,8 +51,8 @@ def export_dir(tmp_path_factory):
 @pytest.mark.parametrize(("align", "layout", "operands"), EXPORTS, ids=lambda v: v)
 def test_export_declares_the_slots_the_function_reads(stage, align, layout, operands, export_dir, host_jit):
     """Exported from the case's views (or fake operands): the header declares one descriptor a
-    tensor with the slot widths the compiled function's C interface reads; the object loads,
-    links into a shared library that loads, and builds with a C caller of the header."""
+    tensor with the slot widths the compiled function's C interface reads; the object loads (and,
+    for one stage, links into a shared library that loads and builds with a C caller)."""
     _require("cute")
     case = _case(stage, align, layout)
     compiled = aot.compile_for_export(case, _views(case), "cute", operands)
@@ -62,9 +62,10 @@ def test_export_declares_the_slots_the_function_reads(stage, align, layout, oper
     want = WIDTHS["fake_int64" if operands == "fake_int64" else layout]
     assert [t.widths for t in aot.header_tensors(header)] == [want] * 3
     assert callable(aot.load(done))
-    assert callable(aot.load(done, aot.build_shared(done)))
-    if aot.c_caller_unavailable() is None:
-        aot.build_c_caller(done)
+    if stage.name == "tv_remap":  # the builds, for one stage: the same commands for every other
+        assert callable(aot.load(done, aot.build_shared(done)))
+        if aot.c_caller_unavailable() is None:
+            aot.build_c_caller(done)
 
 
 def test_a_header_with_the_wrong_widths_is_caught(export_dir, host_jit):
@@ -79,14 +80,13 @@ def test_a_header_with_the_wrong_widths_is_caught(export_dir, host_jit):
     assert "(64, 64, 64)" in differ[0] and "(32, 32, 64)" in differ[0]
 
 
-@pytest.mark.parametrize("abi", aot.ABIS)
 @pytest.mark.parametrize("stage", BUILT_IN_STAGES.values(), ids=lambda s: s.name)
-def test_an_export_carries_the_compiled_paths_kernel(stage, abi, compile_on_host, host_jit):
-    """What is compiled for an export (either ABI; TVM-FFI with an explicit stream, the
-    environment stream needing a GPU tensor) is the compiled path's PTX, byte for byte."""
-    _require(abi)
+def test_an_export_carries_the_compiled_paths_kernel(stage, compile_on_host, host_jit):
+    """What is compiled for an export of the DSL's ABI is the compiled path's PTX, byte for byte
+    (TVM-FFI's compile is the compiled path's too: ``test_tvm_ffi_compiles_the_compiled_paths_kernel``)."""
+    _require("cute")
     case = _case(stage, "align16", "dynamic")
-    compiled = aot.compile_for_export(case, _views(case), abi, env_stream=False, keep_ptx=True)
+    compiled = aot.compile_for_export(case, _views(case), "cute", keep_ptx=True)
     ptx = getattr(getattr(compiled, "artifacts", None), "PTX", None)
     if ptx is None:
         pytest.skip("this release keeps no PTX on the compiled object (.artifacts.PTX)")

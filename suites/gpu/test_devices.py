@@ -58,3 +58,22 @@ def test_a_launch_left_out_on_one_gpu_is_caught(run_gpus):
     (planted,) = [r for r in results if r["scenario"] == "set_device" and r["device"] == last]
     assert planted["outcome"] == "wrong" and "never written" in planted["error"], planted
     assert all(r["outcome"] == "conforms" for r in results if r["scenario"] == "set_device" and r["device"] != last)
+
+
+OTHER_PATHS = ("tvm_ffi", "implicit", "aot_module", "aot_tvm_ffi")
+
+
+@pytest.mark.parametrize("path", OTHER_PATHS)
+def test_other_call_paths_drive_every_gpu(path, run_gpus, record_property):
+    """``set_device`` and ``device_context`` through another call path (``--path``): compiled or
+    exported once, on the first GPU, then called with each GPU's tensors; every launch conforms."""
+    from fixtures.dsl.run_devices import other_paths
+
+    reason = other_paths()[path].unavailable()
+    if reason:
+        pytest.skip(f"{path}: {reason}")
+    results, stderr = _drive(CASES[1], run_gpus, "--path", path)
+    record_property("devices", results)
+    assert {r["device"] for r in results} == set(range(len(run_gpus))), f"not every GPU was driven: {results}"
+    bad = [r for r in results if r["outcome"] != "conforms"]
+    assert not bad, f"{path}: {bad}\n{stderr[-2000:]}"
