@@ -1,5 +1,6 @@
-"""Write a file so that readers see the old content or the new, never a torn one; and check,
-before a run starts, that the places it will write to take files."""
+"""Write a file so that readers see the old content or the new, never a torn one (every report
+file, baseline and table the harness writes goes through here); and check, before a run starts,
+that the places it will write to take files."""
 
 from __future__ import annotations
 
@@ -12,19 +13,30 @@ from reports.usage import HarnessUsageError
 
 
 def write_bytes(path: Path, data: bytes) -> None:
-    """Write beside ``path``, then rename over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write beside ``path``, then rename over it; nothing of a write that fails stays behind, and
+    its ``OSError`` names ``path`` (a full disk's names no file of its own)."""
+    tmp = None
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would make reports private
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as out:
+            os.fchmod(fd, 0o666 & ~_umask())  # mkstemp's 0600 would make reports private
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
+
+
+def failure(exc: OSError) -> str:
+    """A failed write in one line: the file, then why (``No space left on device``)."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return where + (exc.strerror or str(exc))
 
 
 def write_text(path: Path, text: str) -> None:

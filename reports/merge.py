@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from xml.etree import ElementTree
 
-from reports import atomic, report_files
+from reports import report_files
 from reports.model import BAD_OUTCOMES, CaseResult, MergedRun, RunResult, install_key, install_name
 
 _PASSING_EXITS = (0, 1, 5)  # exits a merged report recomputes from its cases; others (2, 3, 4) carry over
@@ -130,6 +130,5 @@ def _where(run: RunResult, case: CaseResult) -> str:
 
 
 def write(run: RunResult, out: Path) -> list[Path]:
-    """The run's reports (``report_files``) and its junit.xml, which a run gets from pytest."""
-    atomic.write_bytes(out / "junit.xml", junit(run))
-    return [*report_files.write(run, out), out / "junit.xml"]
+    """The run's reports (``report_files``), with the junit.xml a run gets from pytest made here."""
+    return report_files.write(run, out, junit(run))

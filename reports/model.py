@@ -27,6 +27,7 @@ GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, 
 LOST = "GPU LOST"  # how a lost GPU's cases fail, and the verdict line's head
 STORM = "not run: fault storm"  # how a fault-stormed GPU's remaining cases fail
 INSTALL_BROKEN = "INSTALL BROKEN"  # the verdict line's head of a run its install stopped at start
+NOT_WRITTEN = "REPORT NOT WRITTEN"  # the verdict line's head where a report file could not be written (exit status 3)
 STATUSES = ("complete", "incomplete", "stopped early", "interrupted", "internal error", "gpu lost", "fault storm",
             "install broken")
 SIZES = ("bandwidth", "launch")  # bench sizes: large enough to stream, and small enough to be launch-bound

@@ -197,7 +197,7 @@ def test_a_plot_that_fails_costs_neither_the_record_nor_the_summary(tmp_path, mo
         raise RuntimeError("no backend")
 
     monkeypatch.setattr(plots, "write", broken)
-    written = report_files.write(run_of(case("t::x")), tmp_path)
+    written = report_files.write(run_of(case("t::x")), tmp_path, None)
     assert written == [tmp_path / "results.json", tmp_path / "summary.md"]
     assert json.loads((tmp_path / "results.json").read_text())["notes"] == ["plots not written: RuntimeError: no backend"]
     assert "plots not written: RuntimeError: no backend" in (tmp_path / "summary.md").read_text()

@@ -1,7 +1,10 @@
 """A run always ends with a report that says what it checked: after an interrupt, and when a
-parallel run's bench cases are measured alone after the parallel part."""
+parallel run's bench cases are measured alone after the parallel part; where the report cannot
+be written (a full disk), with the verdict and the file that could not be written."""
 
+import errno
 import json
+import os
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -160,3 +163,64 @@ def test_the_serial_phase_saves_a_baseline_without_losing_a_case(bench_project):
     outcomes = {c["nodeid"].split("::")[1]: c["outcome"] for c in results(out)["cases"]}
     assert outcomes == {"test_host": "passed", "test_bench_measures": "passed", "test_bench_regressed": "failed"}
     result.stdout.fnmatch_lines(["baseline not saved: 1 bench cases failed (*reports/baselines/*.json unchanged)"])
+
+
+class _FullDisk:
+    """A file on a full disk: a write stores part of its bytes, then fails as the disk fills."""
+
+    def __init__(self, file):
+        self.file = file
+
+    def write(self, data):
+        self.file.write(data[: len(data) // 2])
+        self.file.flush()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """``full_disk(folder, whole)``: the disk under ``folder`` fills after ``whole`` files were
+    written there (through ``os.fdopen``, as the report writer writes)."""
+    real = os.fdopen
+
+    def fill(folder, whole):
+        written = []
+
+        def fdopen(fd, *args, **kwargs):
+            file = real(fd, *args, **kwargs)
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith(f"{folder}/"):
+                return file
+            written.append(fd)
+            return file if len(written) <= whole else _FullDisk(file)
+
+        monkeypatch.setattr(os, "fdopen", fdopen)
+
+    return fill
+
+
+@pytest.mark.parametrize(("whole", "unwritten"), [(0, "results.json"), (1, "junit.xml")])
+def test_a_full_disk_still_ends_with_the_verdict_exit_3_and_no_torn_file(project, full_disk, whole, unwritten):
+    """A 64 KiB report folder once ended a run with a 71-line traceback, exit 1 (the install's
+    fault, by the README's table), no verdict and a half-written junit.xml."""
+    project.makepyfile(test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")
+    out = project.path / "out"
+    full_disk(out, whole)
+    result = project.runpytest_inprocess("--report-dir", str(out), "test_one.py")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in output and "INTERNALERROR" not in output
+    result.stdout.fnmatch_lines([f"REPORT NOT WRITTEN: {out / unwritten}: No space left on device · PASSED: 1 cases ran · *",
+                                 f"reports: {out} (incomplete)"])
+    assert sorted(p.name for p in out.iterdir()) == ["results.json"][:whole]
+    if whole:
+        assert results(out)["cases"][0]["outcome"] == "passed"
+    assert not (project.path / ".out.claim").exists()

@@ -1,6 +1,11 @@
 """Bad input to the harness is refused at start, in one line, before any case runs; a run
 that never starts (or only lists cases) leaves no folder behind."""
 
+import json
+import subprocess
+import sys
+import time
+
 import pytest
 
 from fixtures.dsl import sanitizer
@@ -164,3 +169,50 @@ def test_a_report_is_never_replaced_by_a_later_run(project, usage_error):
     assert line.startswith("ERROR: --report-dir out: holds the report of an earlier run (started 20"), line
     assert line.endswith("); choose a new folder, or remove that one first")
     assert (project.path / "out" / "results.json").read_text() == before
+
+
+@pytest.mark.parametrize("name", ["summary.md", "junit.xml"])
+def test_a_folder_holding_files_of_someone_elses_is_refused_and_left_alone(project, usage_error, name):
+    """Such files were once silently overwritten (no results.json: not taken for a report)."""
+    (project.path / "out").mkdir()
+    (project.path / "out" / name).write_text("mine\n")
+    line = usage_error("--report-dir=out", "test_one.py")
+    assert line == (f"ERROR: --report-dir out: holds files that are not a run's report ({name}), never overwritten; "
+                    "choose an empty or new folder")
+    assert [p.name for p in (project.path / "out").iterdir()] == [name]
+    assert (project.path / "out" / name).read_text() == "mine\n"
+
+
+WAITS = """
+import pathlib, time
+import pytest
+
+@pytest.mark.host
+def test_waits():
+    pathlib.Path("started").touch()
+    deadline = time.monotonic() + 120
+    while not pathlib.Path("go").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+"""
+
+
+def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_report_survives(project, usage_error):
+    """Two runs started seconds apart on one folder both passed, and only the second's report was left."""
+    project.makepyfile(test_waits=WAITS)
+    first = project.popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--report-dir", "out", "test_waits.py"],
+                          stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (project.path / "started").exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (project.path / "started").exists(), first.communicate()
+        line = usage_error("--report-dir", "out", "test_one.py")
+        assert line.startswith(f"ERROR: --report-dir out: another run is writing its report there (pid {first.pid} on "), line
+        assert line.endswith("); wait for it to end, or choose another folder")
+    finally:
+        (project.path / "go").touch()
+        first.communicate(timeout=120)
+    assert first.returncode == 0
+    data = json.loads((project.path / "out" / "results.json").read_text())
+    assert [c["nodeid"] for c in data["cases"]] == ["test_waits.py::test_waits"]
+    assert not (project.path / ".out.claim").exists()
