@@ -125,6 +125,18 @@ def test_an_import_that_fails_is_one_finding_with_its_cause(tmp_path, monkeypatc
     assert install.import_findings("json", "json") == []
 
 
+def test_a_variable_the_dsl_refuses_names_the_variable_not_a_reinstall(tmp_path, monkeypatch):
+    """An import that fails on the DSL's environment reader refusing a value (4.8:
+    ``CUTE_DSL_USE_EXTENSION_COMPILER=maybe``) is the variable's finding, repaired by setting it."""
+    (tmp_path / "strictmod.py").write_text(
+        "try:\n    raise ValueError(\"Invalid value for environment variable CUTE_DSL_USE_EXTENSION_COMPILER='maybe'. "
+        "Expected a boolean\")\nexcept ValueError as e:\n    raise RuntimeError('init failed') from e\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (finding,) = install.import_findings("strictmod", "strictpkg")
+    assert (finding.cause, finding.subject) == ("environment", "CUTE_DSL_USE_EXTENSION_COMPILER")
+    assert "set CUTE_DSL_USE_EXTENSION_COMPILER" in finding.repair and "reinstall" not in finding.repair
+
+
 @pytest.mark.parametrize(("variables", "subject", "words"), [
     ({"CUTE_DSL_LIBS": "/opt/nowhere/libcute_dsl_runtime.so"}, "CUTE_DSL_LIBS", "which does not exist"),
     ({"CUTE_DSL_ENABLE_TVM_FFI": "1"}, "CUTE_DSL_ENABLE_TVM_FFI", "apache-tvm-ffi (the tvm_ffi module it needs) is not installed"),
