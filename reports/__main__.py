@@ -1,21 +1,41 @@
 """``python -m reports compare RUN_A RUN_B``, ``releases RUN...``, ``merge RUN... --out DIR``,
 ``forget BASELINE CASE_GLOB...``, ``repro RUN CASE_ID [--out FILE]`` and ``drill RUN [--against RUN]``:
-the reports' command line."""
+the reports' command line.
+
+Every command exits as a run does (the README's table): 0 done, 1 what it judged needs a human
+(``merge``: a case of the merged run; ``drill``: not proved), 3 a file it writes could not be
+written (a full disk), 4 bad input (the command line itself, a path that holds no run, a
+baseline, an ``--out`` that holds files); each failure is one line on stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import NoReturn
 
-from reports import atomic, baseline, compare, drill, merge, release_table, repro, summary
+from reports import atomic, baseline, compare, drill, merge, release_table, repro, report_folder, summary
 from reports.usage import HarnessUsageError
 
+NOT_WRITTEN = 3  # a run's internal error: retry (a full disk)
 USAGE_ERROR = 4  # pytest's status for a usage error, which the harness's bad input shares
 
 
+class _BadCommandLine(HarnessUsageError):
+    """A command line argparse refused, as the one line that says so."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse answering a bad command line as every command answers bad input: one line, exit
+    4 (argparse's own status, 2, reads as "interrupted: retry" in the README's table)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _BadCommandLine(f"{self.prog.removeprefix('python -m ')}: {message} (see {self.prog} --help)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m reports", description="Read the harness's run reports.")
+    parser = _Parser(prog="python -m reports", description="Read the harness's run reports.")
     commands = parser.add_subparsers(dest="command", required=True)
     diff = commands.add_parser("compare", help="what changed between two runs (markdown on stdout)",
                                description="What changed between two installs' runs, as markdown.")
@@ -33,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                                            "later run's result for the same case on the same GPU model replaces an "
                                            "earlier one's.")
     join.add_argument("runs", type=Path, nargs="+", help="report folders (holding results.json) or results.json files")
-    join.add_argument("--out", required=True, metavar="DIR", help="the merged report's folder")
+    join.add_argument("--out", required=True, metavar="DIR",
+                      help="the merged report's folder: new or empty (a report or any other file there is refused)")
     join.add_argument("--mixed-installs", action="store_true",
                       help="merge runs of different installs (DSL, torch) too, counting outcomes per install")
     drop = commands.add_parser("forget", help="drop cases from a bandwidth baseline (judged new until re-measured)",
@@ -58,60 +79,77 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)  # argparse exits 2 with usage on a bad command line
-    if args.command == "repro":
-        return _repro(args)
     try:
-        if args.command == "compare":
-            a, b = compare.load(args.run_a), compare.load(args.run_b)
-            sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
-        elif args.command == "merge":
-            merged = merge.merge([(str(path), compare.load(path)) for path in args.runs], args.mixed_installs)
-            out = atomic.writable_dir("--out", args.out)  # made once the runs are known to merge
-            merge.write(merged, out)
-            print(f"{summary.verdict(merged)}\nmerged {len(args.runs)} runs into {out}")
-            return 0 if merged.passed else 1
-        elif args.command == "drill":
-            against = compare.load(args.against) if args.against else None
-            result = drill.judge(compare.load(args.run), against)
-            print("\n".join(result.lines))
-            return 0 if result.proved else 1
-        elif args.command == "forget":
-            dropped = baseline.forget(args.baseline, args.cases)
-            print(f"dropped {len(dropped)} cases from {args.baseline}: {' '.join(dropped)}")
-        else:
-            table = release_table.render([compare.load(path) for path in args.runs])
-            if args.update:
-                release_table.update(args.update, table)
-            sys.stdout.write(table)
-    except (OSError, ValueError) as error:
+        args = _parser().parse_args(argv)
+    except _BadCommandLine as error:
+        print(error, file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        return _COMMANDS[args.command](args)
+    except ValueError as error:  # HarnessUsageError, and the result model's refusals: bad input
         print(f"reports {args.command}: {error}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
+    except OSError as error:  # what a command reads is refused as a ValueError: this is a file it writes
+        print(f"reports {args.command}: not written: {atomic.failure(error)}", file=sys.stderr)
+        return NOT_WRITTEN
+
+
+def _compare(args: argparse.Namespace) -> int:
+    a, b = compare.load(args.run_a), compare.load(args.run_b)
+    sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
     return 0
+
+
+def _releases(args: argparse.Namespace) -> int:
+    table = release_table.render([compare.load(path) for path in args.runs])
+    if args.update:
+        release_table.update(args.update, table)
+    sys.stdout.write(table)
+    return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    """The merged report into ``--out``, claimed first: an existing report or anything else there is refused."""
+    held = report_folder.claim("--out", args.out)
+    try:
+        merged = merge.merge([(str(path), compare.load(path)) for path in args.runs], args.mixed_installs)
+        merge.write(merged, held.folder)
+    finally:
+        held.release()
+    print(f"{summary.verdict(merged)}\nmerged {len(args.runs)} runs into {held.folder}")
+    return 0 if merged.passed else 1
+
+
+def _forget(args: argparse.Namespace) -> int:
+    dropped = baseline.forget(args.baseline, args.cases)
+    print(f"dropped {len(dropped)} cases from {args.baseline}: {' '.join(dropped)}")
+    return 0
+
+
+def _drill(args: argparse.Namespace) -> int:
+    against = compare.load(args.against) if args.against else None
+    result = drill.judge(compare.load(args.run), against)
+    print("\n".join(result.lines))
+    return 0 if result.proved else 1
 
 
 def _repro(args: argparse.Namespace) -> int:
-    """Write the reproducer; bad input (not a run, no such case, no such failure) is one line and exit 4."""
+    """Write the reproducer; a path that holds no run is named as such."""
     try:
-        run = _run_folder(args.run)
-        text = repro.render(run, repro.find(run, args.case_id))
-        if args.out:
-            atomic.write_text(atomic.writable_file("--out", args.out, replace=False), text)
-            print(f"wrote {args.out}")
-        else:
-            sys.stdout.write(text)
-    except HarnessUsageError as error:
-        print(f"reports repro: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        run = compare.load(args.run)
+    except ValueError as error:
+        raise HarnessUsageError(f"{args.run}: not a run's report folder ({error})") from None
+    text = repro.render(run, repro.find(run, args.case_id))
+    if args.out:
+        atomic.write_text(atomic.writable_file("--out", args.out, replace=False), text)
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
     return 0
 
 
-def _run_folder(path: Path):
-    """The run in report folder ``path`` (or its results.json); a path that holds none is a usage error."""
-    try:
-        return compare.load(path)
-    except (OSError, ValueError) as error:
-        raise HarnessUsageError(f"{path}: not a run's report folder ({error})") from None
+_COMMANDS = {"compare": _compare, "releases": _releases, "merge": _merge, "forget": _forget, "repro": _repro,
+             "drill": _drill}
 
 
 if __name__ == "__main__":

@@ -17,12 +17,14 @@ which only the DSL stages are planted).
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 from reports.model import BAD_OUTCOMES, BandwidthRecord, CaseResult, RunResult
 from reports.summary import gpu_label
 
 JUDGED_SIZE = "bandwidth"
+NAMED = 10  # unmeasured cases named on their line; the rest counted
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
     for case in drill.bench_cases():
         if case.bandwidth.planted_slowdown is not None:
             by_gpu.setdefault(case.gpu, []).append(case)
+    if not by_gpu:
+        return DrillResult([_no_drill(drill)], False)
     lines, missed_on = [], []
     for gpu, cases in by_gpu.items():
         gpu_lines, proved = _judge_gpu([c.bandwidth for c in cases], {k[1]: v for k, v in reference.items() if k[0] == gpu})
@@ -53,11 +57,11 @@ def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
             missed_on.append(gpu)
     unmeasured = [c for c in drill.cases if c.tier == "bench" and c.bandwidth is None and c.outcome != "passed"]
     if unmeasured:
-        lines.append("not measured: " + ", ".join(f"{_case_id(c.nodeid)} ({c.outcome})" for c in unmeasured))
+        named = ", ".join(f"{_case_id(c.nodeid)} ({c.outcome})" for c in unmeasured[:NAMED])
+        lines.append(f"not measured: {named}" + (f" and {len(unmeasured) - NAMED} more" if len(unmeasured) > NAMED else ""))
     every = f" on each of {len(by_gpu)} GPUs" if len(by_gpu) > 1 else ""
-    if not by_gpu or any(not any(c.bandwidth.size == JUDGED_SIZE for c in cases) for cases in by_gpu.values()):
-        lines.append(f"drill NOT PROVED: no planted {JUDGED_SIZE}-size case in this run"
-                     f"{' on a GPU' if by_gpu else ''} (not a --bandwidth-plant-slowdown run?)")
+    if any(not any(c.bandwidth.size == JUDGED_SIZE for c in cases) for cases in by_gpu.values()):
+        lines.append(f"drill NOT PROVED: no planted {JUDGED_SIZE}-size case on a GPU of this run")
         return DrillResult(lines, False)
     if any(c.outcome in BAD_OUTCOMES for c in unmeasured):
         lines.append("drill NOT PROVED: a bench case failed without a bandwidth verdict (above): the gate was never asked of it")
@@ -68,6 +72,14 @@ def judge(drill: RunResult, against: RunResult | None = None) -> DrillResult:
         return DrillResult(lines, False)
     lines.append(f"drill PROVED: the gate called every planted {JUDGED_SIZE}-size case slower{every}")
     return DrillResult(lines, True)
+
+
+def _no_drill(run: RunResult) -> str:
+    """The one line for a run that planted nothing: not a drill (or one whose bench cases never ran)."""
+    outcomes = Counter(c.outcome for c in run.cases if c.tier == "bench")
+    bench = ", ".join(f"{n} {outcome}" for outcome, n in outcomes.most_common()) or "none"
+    return (f"drill NOT PROVED: no case of this run was planted: not a --bandwidth-plant-slowdown run, or its bench "
+            f"cases never measured (bench cases: {bench})")
 
 
 def _judge_gpu(planted: list[BandwidthRecord], reference: dict[str, BandwidthRecord]) -> tuple[list[str], bool]:

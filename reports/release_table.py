@@ -85,8 +85,12 @@ def _chosen(candidates: list[tuple[RunResult, Counter]]) -> tuple[RunResult, Cou
 
 
 def update(document: Path, table: str) -> None:
-    """Replace what stands between the markers in ``document`` (atomically); ValueError without them."""
-    text = document.read_text(encoding="utf-8")
+    """Replace what stands between the markers in ``document`` (atomically); ValueError where it
+    cannot be read or has no markers."""
+    try:
+        text = document.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ValueError(f"{document}: cannot read it ({getattr(error, 'strerror', None) or error})") from None
     head, start, rest = text.partition(START)
     _, end, tail = rest.partition(END)
     if not start or not end:

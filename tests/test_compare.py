@@ -117,9 +117,9 @@ def write(tmp_path, text: str) -> Path:
         pytest.param(lambda tmp: write(tmp, "[]"), "results.json: expected a JSON object, got list", id="not-object"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, reason):
+def test_bad_input_is_one_line_and_exit_4(tmp_path, capsys, make, reason):
     """A CI step reading a bad report fails with the reason, not a traceback."""
-    assert cli.main(["compare", str(make(tmp_path)), str(NEW)]) == 2
+    assert cli.main(["compare", str(make(tmp_path)), str(NEW)]) == 4
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("reports compare: ") and reason in captured.err
@@ -127,16 +127,17 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, reason):
 
 
 def test_module_entry_point(tmp_path):
-    """``python -m reports`` is the command a CI step runs: exit 0 with markdown, 2 with usage or a reason."""
+    """``python -m reports`` is the command a CI step runs: exit 0 with markdown, 4 with one line of usage or a reason."""
     def run(*args):
         return subprocess.run([sys.executable, "-m", "reports", *args], cwd=ROOT, capture_output=True, text=True)
 
     ok = run("compare", str(OLD), str(NEW))
     assert ok.returncode == 0 and ok.stdout.startswith("# ")
     bare = run()
-    assert bare.returncode == 2 and bare.stderr.startswith("usage: python -m reports")
+    assert bare.returncode == 4
+    assert bare.stderr == "reports: the following arguments are required: command (see python -m reports --help)\n"
     bad = run("compare", str(tmp_path / "nope"), str(NEW))
-    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and bad.stderr.startswith("reports compare: ")
+    assert bad.returncode == 4 and bad.stderr.count("\n") == 1 and bad.stderr.startswith("reports compare: ")
 
 
 def test_an_interrupted_run_is_called_partial_before_anything_else(tmp_path, capsys):

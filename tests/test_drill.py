@@ -57,10 +57,27 @@ def test_a_missed_case_is_named_and_the_drill_not_proved():
 def test_a_run_without_planted_cases_is_no_drill():
     result = drill.judge(_run(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None, 0.1)))
     assert not result.proved
-    assert result.lines == ["drill NOT PROVED: no planted bandwidth-size case in this run (not a --bandwidth-plant-slowdown run?)"]
+    assert result.lines == ["drill NOT PROVED: no case of this run was planted: not a --bandwidth-plant-slowdown run, or "
+                            "its bench cases never measured (bench cases: 1 passed)"]
 
 
-def test_the_command_exits_0_on_a_proved_drill_1_on_a_miss_2_on_a_file_that_is_no_run_or_no_aa_run(tmp_path, capsys):
+def test_a_run_that_is_no_drill_is_one_short_line_however_many_bench_cases_it_skipped():
+    """A run without a GPU skips its 151 bench cases: their ids once made a 7.5 KB line."""
+    skipped = [CaseResult(f"suites/bench/test_bandwidth.py::test_stage_bandwidth[tv-fp16-{n}x8192]", "skipped", "bench",
+                          0.0, reason="no CUDA device") for n in range(151)]
+    (line,) = drill.judge(_run(*skipped)).lines
+    assert line.endswith("(bench cases: 151 skipped)") and len(line) < 200
+
+
+def test_unmeasured_cases_of_a_drill_are_named_up_to_ten():
+    unmeasured = [CaseResult(f"suites/bench/test_bandwidth.py::test_stage_bandwidth[tv-{n}]", "skipped", "bench", 0.0)
+                  for n in range(12)]
+    result = drill.judge(_run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower"), *unmeasured))
+    assert result.proved
+    assert result.lines[-2] == "not measured: " + ", ".join(f"tv-{n} (skipped)" for n in range(10)) + " and 2 more"
+
+
+def test_the_command_exits_0_on_a_proved_drill_1_on_a_miss_4_on_a_file_that_is_no_run_or_no_aa_run(tmp_path, capsys):
     proved = tmp_path / "proved.json"
     proved.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 2960.0, "slower")).to_json()))
     missed = tmp_path / "missed.json"
@@ -69,9 +86,9 @@ def test_the_command_exits_0_on_a_proved_drill_1_on_a_miss_2_on_a_file_that_is_n
     aa.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None)).to_json()))
     assert cli.main(["drill", str(proved), "--against", str(aa)]) == 0
     assert cli.main(["drill", str(missed)]) == 1
-    assert cli.main(["drill", str(missed), "--against", str(proved)]) == 2  # a drill is no A/A run
+    assert cli.main(["drill", str(missed), "--against", str(proved)]) == 4  # a drill is no A/A run
     capsys.readouterr()
-    assert cli.main(["drill", str(tmp_path / "nothing.json")]) == 2
+    assert cli.main(["drill", str(tmp_path / "nothing.json")]) == 4
     assert capsys.readouterr().err.startswith(f"reports drill: {tmp_path / 'nothing.json'}: no such file")
 
 

@@ -115,10 +115,34 @@ def test_the_cli_writes_the_three_reports(tmp_path, capsys):
 def test_the_cli_refuses_mixed_installs_in_one_line(tmp_path, capsys):
     for name, dsl in (("a", "4.7.1"), ("b", "4.8.1")):
         (tmp_path / f"{name}.json").write_text(json.dumps(run_of(case("t::a"), dsl=dsl).to_json()))
-    assert cli.main(["merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--out", str(tmp_path / "m")]) == 2
+    assert cli.main(["merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--out", str(tmp_path / "m")]) == 4
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("reports merge: the runs are of different installs (")
-    assert not (tmp_path / "m" / "results.json").exists()
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize(
+    ("existing", "refusal"),
+    [
+        pytest.param({"results.json": json.dumps(run_of(*(case(f"t::{n}") for n in range(45))).to_json())},
+                     "holds the report of an earlier run (started 2026-11-24T03:00:00+00:00); choose a new folder, or "
+                     "remove that one first", id="a-report"),
+        pytest.param({"summary.md": "# my notes\n"},
+                     "holds files that are not a run's report (summary.md), never overwritten; choose an empty or new folder",
+                     id="other-files"),
+    ],
+)
+def test_the_cli_never_writes_over_a_report_or_other_files(tmp_path, capsys, existing, refusal):
+    """``--out`` an existing report replaced a 5,658-case report by a 45-case merge once."""
+    (tmp_path / "a.json").write_text(json.dumps(run_of(case("t::a")).to_json()))
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, text in existing.items():
+        (out / name).write_text(text)
+    assert cli.main(["merge", str(tmp_path / "a.json"), "--out", str(out)]) == 4
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"reports merge: --out {out}: {refusal}"
+    assert {p.name: p.read_text() for p in out.iterdir()} == existing
 
 
 # the per-GPU view of one run

@@ -77,7 +77,7 @@ def test_bad_input_is_one_line_and_touches_nothing(tmp_path, capsys, bad):
     readme = tmp_path / "README.md"
     readme.write_text("no markers here\n")
     run = tmp_path / "nope.json" if bad == "missing-run" else NEW
-    assert cli.main(["releases", str(run), "--update", str(readme)]) == 2
+    assert cli.main(["releases", str(run), "--update", str(readme)]) == 4
     err = capsys.readouterr().err.strip()
     assert err.startswith("reports releases: ") and "\n" not in err
     assert ("no such file" if bad == "missing-run" else "no release table markers") in err
