@@ -40,7 +40,10 @@ def torch_add_case(dtype: str, shape) -> str:
     return f"torch_add-{dtype}-{shape[0]}x{shape[1]}"
 
 
-INSTALL_FIELDS = ("dsl", "dsl_libs", "dsl_cuda", "torch", "torch_cuda")  # what "the same install" means
+# what "the same install" means: the compiler lane (legacy or extension, CUTE_DSL_USE_EXTENSION_COMPILER)
+# too, so the two lanes' runs stand side by side in a merge and a difference between them shows
+INSTALL_FIELDS = ("dsl", "dsl_libs", "dsl_cuda", "torch", "torch_cuda", "compiler")
+EXTENSION_COMPILER, LEGACY_COMPILER = "extension", "legacy"  # the fingerprint's compiler, the two lanes
 
 
 def install_key(fingerprint: dict) -> tuple:
@@ -48,7 +51,8 @@ def install_key(fingerprint: dict) -> tuple:
 
 
 def install_name(fingerprint: dict) -> str:
-    return f"dsl {fingerprint.get('dsl', '?')}, torch {fingerprint.get('torch', '?')}"
+    lane = ", extension compiler" if fingerprint.get("compiler") == EXTENSION_COMPILER else ""
+    return f"dsl {fingerprint.get('dsl', '?')}, torch {fingerprint.get('torch', '?')}{lane}"
 
 
 @dataclass

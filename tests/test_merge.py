@@ -93,6 +93,18 @@ def test_different_installs_are_refused_unless_meant():
                            "| dsl 4.8.1, torch 2.11.0+cu130 | 0 | 1 | 0 | 0 | 0 | 0 |"]
 
 
+def test_the_extension_compiler_lane_is_another_install():
+    """Runs of the two compiler lanes (CUTE_DSL_USE_EXTENSION_COMPILER) merge only as different
+    installs, side by side: a case that passes in one lane and fails in the other shows as such."""
+    legacy, ext = run_of(case("t::a"), compiler="legacy"), run_of(case("t::a", "failed"), compiler="extension")
+    with pytest.raises(ValueError, match=r"dsl 4.8.1, torch 2.11.0\+cu130, extension compiler in ext"):
+        merge.merge([("legacy", legacy), ("ext", ext)])
+    merged = merge.merge([("legacy", legacy), ("ext", ext)], mixed_installs=True)
+    section = summary.render(merged).split("## Outcomes per install\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section[2:] == ["| dsl 4.8.1, torch 2.11.0+cu130 | 1 | 0 | 0 | 0 | 0 | 0 |",
+                           "| dsl 4.8.1, torch 2.11.0+cu130, extension compiler | 0 | 1 | 0 | 0 | 0 | 0 |"]
+
+
 def test_the_cli_writes_the_three_reports(tmp_path, capsys):
     h100, h200 = gpu(0), gpu(1, "NVIDIA H200")
     for name, run in (("a", run_of(case("t::x", on=h100), case("t::s", "skipped"), gpus=[h100])),
