@@ -47,7 +47,8 @@ EXTENSION_COMPILER, LEGACY_COMPILER = "extension", "legacy"  # the fingerprint's
 
 
 def install_key(fingerprint: dict) -> tuple:
-    return tuple(fingerprint.get(f) for f in INSTALL_FIELDS)
+    # a record written before the compiler field came from a legacy-lane run (the only lane then)
+    return tuple(fingerprint.get(f, LEGACY_COMPILER if f == "compiler" else None) for f in INSTALL_FIELDS)
 
 
 def install_name(fingerprint: dict) -> str:

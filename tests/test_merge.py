@@ -103,6 +103,7 @@ def test_the_extension_compiler_lane_is_another_install():
     section = summary.render(merged).split("## Outcomes per install\n\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert section[2:] == ["| dsl 4.8.1, torch 2.11.0+cu130 | 1 | 0 | 0 | 0 | 0 | 0 |",
                            "| dsl 4.8.1, torch 2.11.0+cu130, extension compiler | 0 | 1 | 0 | 0 | 0 | 0 |"]
+    assert len(merge.merge([("old", run_of(case("t::a"))), ("legacy", legacy)]).cases) == 1  # a record without the field
 
 
 def test_the_cli_writes_the_three_reports(tmp_path, capsys):
