@@ -7,6 +7,7 @@ pytest's hooks.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -52,7 +53,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--explore",
-        type=int,
         default=None,
         metavar="N",
         help="draw N fresh cases a stage in the gpu tier's drawn search (default: the gate's fixed draws)",
@@ -95,6 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = hasattr(config, "workerinput")  # an xdist worker: its controller compiled the stage modules already
     checks_install = not worker and not bench_phase.is_serial_phase(config)  # the controller checks it once
     state = run_state.of(config)
+    bench_phase.leave_measuring_to_serial_phase(config)
     if checks_install:
         state.environment = install.user_variables(os.environ)
     try:
@@ -104,6 +105,7 @@ def pytest_configure(config: pytest.Config) -> None:
         bench_options = bench_plugin.parse_options(config)
         wanted = gpus.parse(config.getoption("--gpus"))
         state.explore = startup.explore_option(config.getoption("--explore"))
+        stage_modules = startup.stage_module_names(config.getoption("--stage-module"))
         state.sanitize, state.sanitizer_missing = startup.sanitize_option(
             config.getoption("--sanitize"), config.getoption("--require-gpu")
         )
@@ -116,6 +118,9 @@ def pytest_configure(config: pytest.Config) -> None:
         _pin(config, state, bench_options.plant_fraction)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
             raise HarnessUsageError(f"--require-gpu: {device.gpu_unavailable()}")
+        if bench_options.save_choice is not None and not worker and device.gpu_unavailable():
+            raise HarnessUsageError(f"--bandwidth-save: {device.gpu_unavailable().split(' (')[0]}: the bench tier "
+                                    "measures nothing here, so there is no baseline to save (run it on a GPU runner)")
         state.arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
         dump_dir = collector.scratch_dir(config) / "dsl-dumps" / str(os.getpid())
         dump_dir.mkdir(parents=True, exist_ok=True)
@@ -132,7 +137,7 @@ def pytest_configure(config: pytest.Config) -> None:
         board = state.pinned.board() if state.pinned else None
         gate = config.stash[bench_plugin.GATE_KEY] = bench_plugin.BenchGate(config, bench_options, state.fingerprint, board)
         state.baseline = gate.info()
-        registered = startup.load_stage_modules(config.getoption("--stage-module"))
+        registered = startup.load_stage_modules(stage_modules)
         state.stages = with_registered(registered)
         state.drawn_cases = startup.drawn_case_option(config.getoption("--drawn-case"), state.stages)
         if registered and not worker:
@@ -143,6 +148,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessUsageError as exc:
         collector.unconfigure(config)
         raise pytest.UsageError(str(exc)) from None
+    workers = getattr(config.option, "numprocesses", None) or 0
+    if checks_install and (warning := startup.workers_warning(workers, len(os.sched_getaffinity(0)))):
+        print(warning, file=sys.stderr)
     config.pluginmanager.register(gate, "cute-harness-bench-gate")
     collector.configure(config, report_dir)
     bench_phase.register(config)

@@ -25,6 +25,20 @@ from reports.model import (
     install_name,
 )
 
+# what each tier's cases check, a line each under the tier table (the README's "Tiers and picking cases")
+TIER_CHECKS = {
+    "host": "the install at start; layout algebra, TensorSSA, numeric types, cute.where, from_dlpack, on the CPU",
+    "cache": "the DSL's file cache across processes: loaded not compiled again, its key, damaged entries, two writers",
+    "compile": "every stage x dtype x alignment x layout compiled for the arch, with PTX accesses as wide as the layout "
+               "allows (no GPU)",
+    "api": "every DSL name the harness and the tutorials spell exists; renames as drift, deprecations as findings",
+    "gpu": "every stage on the GPU: values equal torch's, every output written, inputs and the bytes around each "
+           "tensor untouched",
+    "bench": "bandwidth on every GPU against its board's baseline (else torch.add beside it), next to the copy ceiling",
+    "harness": "the harness's own tests (tests/)",
+}
+PLANTED = "planted_"  # a stage wrong on purpose: the harness's proof that it catches a kind of defect
+EMPTY_PARAMETERS = "got empty parameter set"  # pytest's skip reason for a test left with no parameters
 
 
 def verdict(run: RunResult) -> str:
@@ -111,8 +125,9 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     lines.append("- CUTE_DSL_* set by the user: " + (", ".join(f"`{k}={v}`" for k, v in run.environment.items()) or "none"))
     if run.compiles:
         lines.append(
-            f"- kernel compiles: `{run.compiles.compiles}` for `{len(run.cases)}` cases "
-            f"(`{run.compiles.distinct_signatures}` distinct signatures)"
+            f"- kernel compiles: `{run.compiles.compiles}` for `{len(run.cases)}` cases, "
+            f"`{run.compiles.distinct_signatures}` distinct signatures (cases of one signature share a process's "
+            "compile; each xdist worker compiles the signatures it meets, so compiles can exceed signatures)"
         )
     lines.append("")
     lines += ["| tier | " + " | ".join(OUTCOMES) + " |", "|---" * (len(OUTCOMES) + 1) + "|"]
@@ -122,6 +137,7 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     for tier in sorted(by_tier):
         lines.append(f"| {tier} | " + " | ".join(str(by_tier[tier][o]) for o in OUTCOMES) + " |")
     lines.append("| **all** | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
+    lines += [""] + [f"- {tier}: {TIER_CHECKS[tier]}" for tier in TIER_ORDER if tier in by_tier and tier in TIER_CHECKS]
     if run.install:
         lines += ["", "## The install", "", "What stopped the run before any case (docs/install-integrity.md):", ""]
         lines += [f"- {f.cause}: `{f.subject}`: {f.detail}; repair: {f.repair}" for f in run.install]
@@ -143,7 +159,7 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     reasons = Counter((c.outcome, c.reason) for c in run.cases if c.outcome in ("skipped", "xfailed"))
     if reasons:
         lines += ["", "## Skips and expected failures", "", "| outcome | count | reason |", "|---|---|---|"]
-        lines += [f"| {o} | {n} | {r} |" for (o, r), n in reasons.most_common()]
+        lines += [f"| {o} | {n} | {_reason_words(r)} |" for (o, r), n in reasons.most_common()]
     drift = [d for d in run.api_drift if d.used != d.preferred]
     if drift:
         lines += ["", "## API drift", ""]
@@ -254,15 +270,28 @@ def _traveling_note(run: RunResult, cases: list[CaseResult]) -> list[str]:
             "\"A fleet of runners\") and keep `reports/baselines/` between CI jobs."]
 
 
+def _reason_words(reason: str) -> str:
+    """A skip or xfail reason as the table shows it: pytest's own words for an empty parameter list explained."""
+    if reason.startswith(EMPTY_PARAMETERS):
+        return (f"{reason}: pytest's words for a test left with no parameters in this run (no case of its plan for the "
+                "run's stages and options), so it had nothing to check")
+    return reason
+
+
 def _matrices(cases: list[CaseResult]) -> list[str]:
     """Stage x dtype per tier that ran matrix cases: where a release breaks, at a glance, and
     never a compile-tier pass read as device conformance (a tier that only skipped has no table;
-    the verdict line says why it did not run)."""
+    the verdict line says why it did not run). Planted stages' rows are explained once."""
     lines = []
     ran = {tier for tier, _ in _tiers(cases)[0]}
     for tier in TIER_ORDER:
         if tier in ran and tier != "bench":  # the bandwidth table is the bench tier's matrix
             lines += _matrix([c for c in cases if c.tier == tier], tier)
+    if any(line.startswith(f"| {PLANTED}") for line in lines):
+        lines += ["", f"Stages named `{PLANTED}*` are wrong on purpose, neither the DSL's nor yours: the harness's proof "
+                      "that it catches each kind of defect. A ✅ on their row means the check meant to catch it passed: "
+                      "the defect was caught (gpu, harness), or the planted kernel builds for the arch so the gpu "
+                      "tier can catch it (compile)."]
     return lines
 
 

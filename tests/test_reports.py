@@ -12,7 +12,17 @@ import pytest
 from fixtures.plugin import collector
 
 from reports import atomic, summary
-from reports.model import SCHEMA, ApiDrift, BandwidthRecord, BaselineInfo, CaseRecord, CaseResult, RunResult
+from reports.model import (
+    SCHEMA,
+    TIERS,
+    ApiDrift,
+    BandwidthRecord,
+    BaselineInfo,
+    CaseRecord,
+    CaseResult,
+    CompileTally,
+    RunResult,
+)
 
 pytestmark = pytest.mark.harness
 
@@ -105,6 +115,37 @@ def test_summary_tier_by_outcome_table(run):
         "| host | 2 | 1 | 0 | 0 | 0 | 0 |",
         "| **all** | 2 | 1 | 1 | 1 | 1 | 2 |",
     ]
+
+
+def test_each_tier_of_the_run_says_what_it_checks_under_the_table(run):
+    lines = summary.render(run).splitlines()
+    start = lines.index("| **all** | 2 | 1 | 1 | 1 | 1 | 2 |")
+    assert lines[start + 1 : start + 5] == ["", f"- host: {summary.TIER_CHECKS['host']}",
+                                            f"- compile: {summary.TIER_CHECKS['compile']}", f"- gpu: {summary.TIER_CHECKS['gpu']}"]
+    assert set(summary.TIER_CHECKS) == set(TIERS)
+
+
+def test_planted_stages_rows_are_explained_once(run):
+    run.cases = [CaseResult(f"c::{stage}", "passed", tier, 0.1, case=CaseRecord(f"{stage}-fp16", stage, "fp16"))
+                 for stage in ("planted_sub", "naive") for tier in ("compile", "gpu")]
+    text = summary.render(run)
+    assert text.count("Stages named `planted_*` are wrong on purpose, neither the DSL's nor yours") == 1
+    run.cases = [c for c in run.cases if c.case.stage == "naive"]
+    assert "planted_" not in summary.render(run)
+
+
+def test_the_compile_count_says_why_it_differs_from_the_cases_and_signatures(run):
+    run.compiles = CompileTally(1316, 1306)
+    (line,) = [line for line in summary.render(run).splitlines() if line.startswith("- kernel compiles:")]
+    assert line.startswith("- kernel compiles: `1316` for `8` cases, `1306` distinct signatures (cases of one signature "
+                           "share a process's compile; each xdist worker compiles")
+
+
+def test_pytests_empty_parameter_set_skip_is_explained(run):
+    run.cases.append(case("g::plan", "skipped", tier="gpu", reason="got empty parameter set for (case)"))
+    assert ("| skipped | 1 | got empty parameter set for (case): pytest's words for a test left with no parameters in "
+            "this run (no case of its plan for the run's stages and options), so it had nothing to check |"
+            in summary.render(run).splitlines())
 
 
 def test_summary_header_fingerprint_and_exit_status(run):

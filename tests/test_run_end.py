@@ -140,6 +140,28 @@ def test_bench_cases_the_serial_phase_never_reported_fail(bench_project):
                                                             "process exited 1")
 
 
+BENCHMARKED = """
+import pytest
+
+@pytest.mark.bench
+def test_measures(benchmark):
+    assert not benchmark.disabled
+    benchmark(lambda: None)
+"""
+
+
+def test_a_parallel_run_never_prints_pytest_benchmarks_xdist_warning_and_still_measures(bench_project, monkeypatch):
+    """Every ``-n`` run opened with "Benchmarks are automatically disabled because xdist plugin is
+    active": the parallel part never measures, its serial bench phase does."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker's: pytest-benchmark reads it
+    bench_project.makepyfile(test_benchmarked=BENCHMARKED)
+    out = bench_project.path / "out"
+    result = bench_project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_benchmarked.py")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    assert "automatically disabled" not in result.stdout.str() + result.stderr.str()
+    assert results(out)["counts"] == {"passed": 1}
+
+
 def test_without_a_gpu_a_parallel_runs_bench_cases_skip_for_that_reason(project):
     """No GPU: the serial phase skips them as a worker would, and the verdict says bandwidth was not measured."""
     project.makepyfile(test_mixed=BENCH)

@@ -2,11 +2,13 @@
 that never starts (or only lists cases) leaves no folder behind."""
 
 import json
+import os
 import subprocess
 import sys
 import time
 
 import pytest
+import torch
 
 from fixtures.dsl import sanitizer
 from fixtures.plugin import startup
@@ -68,6 +70,12 @@ def leftovers(project) -> list[str]:
         pytest.param(("--stage-module", "not_jit"),
                      "ERROR: stage 'not_jit' does not compile (not_jit-fp16-", id="stage-not-jit"),
         pytest.param(("--explore", "0"), "ERROR: --explore 0: draw at least one case a stage", id="explore-zero"),
+        pytest.param(("--explore", "many"),
+                     "ERROR: --explore many: expected a whole number of fresh cases to draw a stage (e.g. --explore 200)",
+                     id="explore-not-a-number"),
+        pytest.param(("--stage-module", "examples/my_stages.py"),
+                     "ERROR: --stage-module examples/my_stages.py: a file path; name the module as Python imports it: "
+                     "--stage-module examples.my_stages", id="stage-path"),
         pytest.param(("--drawn-case", "tv-fp16-align16-static-c_is_x-1x1"),
                      "ERROR: --drawn-case tv-fp16-align16-static-c_is_x-1x1: names no case", id="drawn-case-unknown"),
         pytest.param(("--sanitize=memcheck,leakcheck",), "ERROR: --sanitize: unknown tool leakcheck (choose from", id="sanitize-tool"),
@@ -135,6 +143,8 @@ IMPORT_PROBE = (
         pytest.param(("--gpus=0,x",), id="gpus-malformed"),
         pytest.param(("--gpus=7",), id="gpus-not-visible"),
         pytest.param(("--explore=0",), id="explore"),
+        pytest.param(("--explore=many",), id="explore-not-a-number"),
+        pytest.param(("--stage-module=./examples/my_stages.py",), id="stage-path"),
         pytest.param(("--sanitize=bogus",), id="sanitize"),
     ],
 )
@@ -216,3 +226,21 @@ def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_report_survive
     data = json.loads((project.path / "out" / "results.json").read_text())
     assert [c["nodeid"] for c in data["cases"]] == ["test_waits.py::test_waits"]
     assert not (project.path / ".out.claim").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is here")
+def test_a_baseline_save_without_a_gpu_is_refused_at_start(usage_error):
+    """It was accepted, and said "baseline not saved" on the run's second line only."""
+    line = usage_error("--bandwidth-save", "test_one.py")
+    assert line == ("ERROR: --bandwidth-save: no CUDA device: torch.cuda.is_available() is False: the bench tier "
+                    "measures nothing here, so there is no baseline to save (run it on a GPU runner)")
+
+
+def test_more_xdist_workers_than_cpus_is_one_warning_before_anything_else(project):
+    """``-n 16`` on two CPUs ran 4.5 times slower than ``-n 2``, without a word."""
+    cpus = len(os.sched_getaffinity(0))
+    result = project.runpytest_inprocess("-n", str(cpus + 1), "--collect-only", "test_one.py")
+    assert result.ret == pytest.ExitCode.OK
+    assert result.errlines[0] == (f"warning: -n {cpus + 1} starts {cpus + 1} workers on {cpus} CPUs: each compiles on a "
+                                  f"CPU of its own, so the run is slower than with -n {cpus}, not faster")
+    assert "warning" not in project.runpytest_inprocess("-n", str(cpus), "--collect-only", "test_one.py").stderr.str()
