@@ -1,9 +1,9 @@
 """``python -m reports compare RUN_A RUN_B``, ``releases RUN...``, ``merge RUN... --out DIR``,
-``forget BASELINE CASE_GLOB...``, ``repro RUN CASE_ID [--out FILE]`` and ``drill RUN [--against RUN]``:
-the reports' command line.
+``forget BASELINE CASE_GLOB...``, ``repro RUN CASE_ID [--out FILE]``, ``drill RUN [--against RUN]``
+and ``ab --a INSTALL --b INSTALL --out DIR``: the reports' command line.
 
 Every command exits as a run does (the README's table): 0 done, 1 what it judged needs a human
-(``merge``: a case of the merged run; ``drill``: not proved), 3 a file it writes could not be
+(``merge``: a case of the merged run; ``drill``: not proved; ``ab``: B slower, or a request failed), 3 a file it writes could not be
 written (a full disk), 4 bad input (the command line itself, a path that holds no run, a
 baseline, an ``--out`` that holds files); each failure is one line on stderr.
 """
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from reports import atomic, baseline, compare, drill, merge, release_table, repro, report_folder, summary
+from reports import ab, atomic, baseline, compare, drill, merge, release_table, repro, report_folder, summary
 from reports.usage import HarnessUsageError
 
 NOT_WRITTEN = 3  # a run's internal error: retry (a full disk)
@@ -75,6 +75,23 @@ def _parser() -> argparse.ArgumentParser:
     proof.add_argument("run", type=Path, help="the drill's report folder (holding results.json) or its results.json")
     proof.add_argument("--against", type=Path, metavar="RUN",
                        help="the A/A run of the same machine start: how much slower each case really measured")
+    side = commands.add_parser("ab", help="two installs measured side by side on this machine, interleaved",
+                               description="The bench plan and the host costs (import, conversion, compile, call, memory "
+                                           "kept per compile) under two installs, A and B asked in turn, each difference "
+                                           "judged with its interval: same, faster, slower or ambiguous (docs/ab.md).")
+    for label in "ab":
+        side.add_argument(f"--{label}", required=True, metavar="INSTALL",
+                          help="a Python interpreter (a venv's bin/python), or an env file to source first "
+                               "(/tmp/cute-dsl-4.7.1/env.sh on the GPU machine)")
+    side.add_argument("--out", required=True, metavar="DIR", help="the A/B report's folder: new or empty")
+    side.add_argument("--cases", nargs="+", default=["*"], metavar="GLOB", help="bench cases to run (fnmatch globs; default all)")
+    side.add_argument("--sizes", nargs="+", choices=("bandwidth", "launch"), default=["bandwidth", "launch"],
+                      help="bench size families to run (default both)")
+    side.add_argument("--host-only", action="store_true", help="host costs only (what a machine without a GPU can measure)")
+    side.add_argument("--rounds", type=int, default=2, help="times each install is asked for each figure (default 2: ABBA)")
+    side.add_argument("--plant-b-slowdown", type=float, metavar="F", help="drill: B's bench cases move F more bytes")
+    side.add_argument("--plant-b-compile-delay", type=float, metavar="F", help="drill: B's compiles take F longer")
+    side.add_argument("--plant-b-leak", action="store_true", help="drill: B keeps every function it compiles")
     return parser
 
 
@@ -148,8 +165,28 @@ def _repro(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ab(args: argparse.Namespace) -> int:
+    """The A/B run into ``--out``, claimed first."""
+    if args.rounds < 1:
+        raise HarnessUsageError(f"--rounds {args.rounds}: at least 1")
+    plants = (*(("--plant-slowdown", str(args.plant_b_slowdown)) if args.plant_b_slowdown else ()),
+              *(("--plant-compile-delay", str(args.plant_b_compile_delay)) if args.plant_b_compile_delay else ()),
+              *(("--plant-leak",) if args.plant_b_leak else ()))
+    a, b = ab.Install("A", args.a), ab.Install("B", args.b, plants)
+    a.command(), b.command()  # an install that is not there: one line, before anything starts
+    held = report_folder.claim("--out", args.out)
+    try:
+        plan = ab.Plan(tuple(args.cases), tuple(args.sizes), args.host_only, args.rounds)
+        result = ab.run(a, b, plan, held.folder / "logs")
+        ab.write(result, held.folder)
+    finally:
+        held.release()
+    print(f"{ab.verdict(result)}\nreport: {held.folder}")
+    return 1 if result.slower or result.errors else 0
+
+
 _COMMANDS = {"compare": _compare, "releases": _releases, "merge": _merge, "forget": _forget, "repro": _repro,
-             "drill": _drill}
+             "drill": _drill, "ab": _ab}
 
 
 if __name__ == "__main__":

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/9"
+SCHEMA = "cute-dsl-harness/results/10"
 # 2 to 8 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from;
 # 7: a failing gpu case's reproducer record, and the sources those records name;
 # 8: each GPU's board facts, and a bandwidth verdict's basis: the board's own runs or the traveling verdict;
-# 9: what was found wrong with the install at start, the user's CUTE_DSL_* variables, the loader's choice)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 9)) + (SCHEMA,)
+# 9: what was found wrong with the install at start, the user's CUTE_DSL_* variables, the loader's choice;
+# 10: a case's host-cost figures)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 10)) + (SCHEMA,)
 # the vocabulary every module reads, defined once: tiers in reading order, outcomes, what needs a human
 TIERS = ("host", "cache", "compile", "api", "gpu", "bench", "harness")
 DEVICE_TIERS = ("gpu", "bench")
@@ -21,6 +23,7 @@ BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
 # the keys a case's records travel under in pytest's user_properties (xdist sends them as plain data,
 # and no int below -2**31: execnet refuses it, so a record holding such ints travels as JSON text)
 TIER_KEY, GPU_KEY, CASE_KEY, PTX_KEY, BANDWIDTH_KEY = "tier", "gpu", "case", "ptx", "bandwidth"
+HOST_COST_KEY = "host_costs"  # a case's HostCost figures, as plain dicts
 REPRO_KEY, REPRO_SOURCES_KEY = "repro", "repro_sources"  # a failing gpu case's ReproSpec (JSON text on a report), and its modules' texts by digest
 INSTALL_BROKEN_EXIT = 6  # a run stopped at start by what is wrong with the install (INSTALL BROKEN)
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
@@ -306,6 +309,20 @@ class MergedRun:
 
 
 @dataclass
+class HostCost:
+    """One host cost a run measured (issue 47: import, conversion, compile, call, memory kept per
+    cycle), its samples in ``unit``; ``python -m reports ab`` judges two installs' figures."""
+
+    name: str
+    unit: str
+    samples: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+
+@dataclass
 class CaseResult:
     nodeid: str
     outcome: str  # passed, failed, skipped, xfailed, xpassed, error
@@ -319,6 +336,7 @@ class CaseResult:
     gpu: str = ""  # the UUID of the GPU a gpu or bench case ran on (see RunResult.gpus)
     source: int | None = None  # in a merged report: the run it came from (an index into RunResult.merged_from)
     repro: ReproSpec | None = None  # a failing gpu case's reproducer record
+    host_costs: list[HostCost] = field(default_factory=list)  # the figures a host-cost case measured
 
 
 @dataclass
@@ -429,6 +447,7 @@ def _case(data, where: str) -> CaseResult:
         case.bandwidth = BandwidthRecord.from_dict(case.bandwidth, f"{where} bandwidth")
     if case.repro is not None:
         case.repro = repro_spec(case.repro, f"{where} repro")
+    case.host_costs = [_build(HostCost, h, f"{where} host cost {i}") for i, h in enumerate(case.host_costs)]
     return case
 
 

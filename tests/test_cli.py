@@ -29,6 +29,7 @@ BAD_INPUT = {
     "forget": (["forget", "RUN"], ["forget", "RUN", "t::*"]),  # a run is no baseline
     "repro": (["repro", "RUN"], ["repro", "RUN", "no-such-case"]),
     "drill": (["drill", "RUN", "--against"], ["drill", "MISSING"]),
+    "ab": (["ab", "--a", "RUN"], ["ab", "--a", "MISSING", "--b", "MISSING", "--out", "OUT"]),
 }
 
 

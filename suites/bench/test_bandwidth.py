@@ -5,17 +5,15 @@ Each stage's first launch is verified like a gpu-tier case before it is timed: t
 of a kernel that computes the wrong thing means nothing.
 """
 
-from dataclasses import replace
-from functools import partial
-
 import pytest
 import torch
 
 from fixtures.bandwidth import figures as bandwidth
 from fixtures.bandwidth import measure as bench
+from fixtures.bandwidth import workloads
 from fixtures.cases.dtypes import DTYPES
-from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES, Case
-from fixtures.dsl import fill, runner
+from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
+from fixtures.dsl import fill
 from fixtures.plugin import bench_plugin
 from reports.model import BANDWIDTH_KEY, COPY_CASE, BandwidthRecord, torch_add_case
 
@@ -126,31 +124,5 @@ def test_torch_add_bandwidth(dtype, family, shape, measure_and_judge, planted_re
 
 @pytest.mark.plan("bench")
 def test_stage_bandwidth(case, measure_and_judge, planted, seed, compiler):
-    nbytes = bandwidth.bytes_moved(case.shape, case.dtype.bytes)
-    sets = bench.operand_sets(nbytes)
-    # a drill's case: the fewest more rows past the planted fraction, in whole tiles of the stage
-    moved = replace(case, shape=planted.rows(case.shape, partial(_whole_tiles, case))) if planted else case
-
-    def operands(placement: int) -> list[bench.Launch]:
-        """One group of operand sets; the first group's first launch is verified."""
-        # plain random inputs, as the baselines were measured on (edge values are the gpu tier's)
-        launches = [runner.prepare(moved, seed + placement * sets + i, compiler, edges=False) for i in range(sets)]
-        if placement == 0:  # once: the values are the gpu tier's to check, the time is this tier's
-            launches[0].launch()
-            torch.cuda.synchronize()
-            launches[0].verify()
-        for launch in launches:  # the inputs' copies verify() compares with: 2 GiB a placement in fp64
-            launch.inputs = ()
-        return [launch.launch for launch in launches]
-
-    workload = bench.Workload(case.id, operands, nbytes, bandwidth.PLACEMENTS[case.family],
-                              bandwidth.bytes_moved(moved.shape, case.dtype.bytes))
+    workload = workloads.stage_workload(case, seed, compiler, planted)
     measure_and_judge(workload, stage=case.stage.name, dtype=case.dtype.id, size=case.family, shape=list(case.shape))
-
-
-def _whole_tiles(case: Case, rows: int, columns: int) -> bool:
-    """Inside the stage's domain, and whole row tiles of it: the rows a drill adds must run the
-    path the others run. A partial tile takes the predicated stage's boundary loop, whose tail
-    made 1% more rows cost 1.5% (fp64) to 14% (1-byte types) more time on an H100."""
-    tile_rows = case.stage.tile(case.dtype)[0] if case.stage.tile else 1
-    return rows % tile_rows == 0 and case.stage.shape_outside_domain(rows, columns, case.dtype) is None

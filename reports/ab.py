@@ -1,0 +1,354 @@
+"""``python -m reports ab --a INSTALL --b INSTALL --out DIR``: two installs measured side by side
+on one machine, interleaved, and every difference judged with its interval. No baseline: it works
+on any host.
+
+An install is a Python interpreter (a venv's, a tox env's) or an environment file to source
+first (the device's ``/tmp/cute-dsl-VERSION/env.sh``). Each runs one worker process
+(``python -m fixtures.bandwidth.ab_worker``, named here, never imported: reports/ knows nothing of
+the harness's fixtures) that imports its DSL once and answers requests; the run asks A and B in
+turn, ``ABBA`` (round r asks A first when r is even), so a drift of the machine over the run lands
+on both sides alike:
+
+- ``bandwidth``: every bench-plan case (its first launch verified), GB/s of each placement;
+- ``compile``: cold ``cute.compile`` seconds of each signature family, and every family pooled
+  (each over A's mean of that family);
+- ``import``: ``import cutlass.cute`` in a fresh process; ``conversion``: ``from_dlpack`` and the
+  implicit call's conversion, us a call; ``call``: host us of a compiled function's call
+  (legacy, TVM-FFI), on a GPU;
+- ``memory``: KiB of resident memory (and GPU memory) a process keeps per compile (and launch)
+  cycle; ``functions kept``: the DSL's compiled functions still alive per cycle (a leaked kernel: 1).
+
+A metric's samples from A and from B give B's change against A (percent; KiB for memory) and a
+95% bootstrap interval of it; the verdict, as nvbench's robust compare words it: ``same`` when the
+whole interval lies within the metric's threshold, ``slower`` (B costs more: less bandwidth, more
+time, more memory kept) or ``faster`` when it lies wholly beyond it, else ``ambiguous``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import random
+import statistics
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO
+
+from reports import atomic
+from reports.gate import FLOOR_PCT
+from reports.usage import HarnessUsageError
+
+WORKER = "fixtures.bandwidth.ab_worker"
+VERDICTS = ("slower", "ambiguous", "faster", "same")  # the order summary.md ranks them in
+# per kind: (unit, higher is better, threshold, absolute). Host times: half the 10% regression the
+# drills must catch; memory: a fraction of the compiled function a leak keeps a cycle (MBs, docs/ab.md)
+KINDS = {
+    "bandwidth": ("GB/s", True, None, False),  # FLOOR_PCT of the case's size family, as the bench gate
+    "compile": ("s", False, 5.0, False),
+    "compile, pooled": ("x A's mean", False, 5.0, False),  # every family's compiles over A's mean of that family
+    "import": ("s", False, 10.0, False),
+    "conversion": ("us", False, 10.0, False),
+    "call": ("us", False, 10.0, False),
+    "memory": ("KiB/cycle", False, 256.0, True),
+    "functions kept": ("1/cycle", False, 0.5, True),  # compiled functions alive after their cycle: a leaked kernel is 1
+}
+RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class Install:
+    """One side of the run: ``spec`` a Python interpreter or an ``env.sh`` to source; ``plants``
+    the worker's drill flags (``--plant-slowdown F`` ...)."""
+
+    label: str
+    spec: str
+    plants: tuple[str, ...] = ()
+
+    def command(self) -> list[str]:
+        if self.spec.endswith(".sh"):
+            if not Path(self.spec).is_file():
+                raise HarnessUsageError(f"--{self.label.lower()} {self.spec}: no such environment file")
+            return ["bash", "-c", f'source "{self.spec}" && exec python3 "$@"', "python3",
+                    "-m", WORKER, *self.plants]
+        if not Path(self.spec).is_file():
+            raise HarnessUsageError(f"--{self.label.lower()} {self.spec}: neither a Python interpreter nor an env.sh")
+        return [self.spec, "-m", WORKER, *self.plants]
+
+
+@dataclass
+class Metric:
+    """One figure of both installs: the samples, B's change against A and its interval, the verdict."""
+
+    name: str
+    kind: str
+    size: str = ""  # a bandwidth case's size family
+    a: list[float] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    delta: float | None = None  # percent (KiB for memory); positive: B costs more
+    low: float | None = None
+    high: float | None = None
+    threshold: float | None = None
+    verdict: str = ""
+
+    @property
+    def unit(self) -> str:
+        return KINDS[self.kind][0]
+
+
+@dataclass
+class AbRun:
+    a: dict  # each worker's first line: its DSL, torch, GPU
+    b: dict
+    installs: list[Install]
+    metrics: list[Metric]
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def slower(self) -> list[Metric]:
+        return [m for m in self.metrics if m.verdict == "slower"]
+
+
+# -- judging -----------------------------------------------------------------------------------------
+
+
+def judge(metric: Metric, seed: int = 0) -> Metric:
+    """``metric`` with B's change against A, its 95% bootstrap interval and the verdict."""
+    unit, higher_is_better, threshold, absolute = KINDS[metric.kind]
+    metric.threshold = FLOOR_PCT[metric.size] if threshold is None else threshold
+    if not metric.a or not metric.b:
+        metric.verdict = "ambiguous"
+        return metric
+    sign = -1.0 if higher_is_better else 1.0  # a change is counted as B costing more
+
+    def change(a: list[float], b: list[float]) -> float:
+        ma, mb = statistics.fmean(a), statistics.fmean(b)
+        return sign * (mb - ma if absolute else 100 * (mb / ma - 1))
+
+    rng = random.Random(seed)
+    draws = sorted(change(rng.choices(metric.a, k=len(metric.a)), rng.choices(metric.b, k=len(metric.b)))
+                   for _ in range(RESAMPLES))
+    metric.delta = change(metric.a, metric.b)
+    metric.low, metric.high = draws[int(0.025 * RESAMPLES)], draws[int(0.975 * RESAMPLES) - 1]
+    if metric.low > metric.threshold:
+        metric.verdict = "slower"
+    elif metric.high < -metric.threshold:
+        metric.verdict = "faster"
+    elif -metric.threshold <= metric.low and metric.high <= metric.threshold:
+        metric.verdict = "same"
+    else:
+        metric.verdict = "ambiguous"
+    return metric
+
+
+# -- running ------------------------------------------------------------------------------------------
+
+
+class _Worker:
+    def __init__(self, install: Install, log: IO) -> None:
+        self.install = install
+        self.proc = subprocess.Popen(install.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                     text=True)
+        self.ready = self._read()
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"install {self.install.label} ({self.install.spec}): its worker exited "
+                               f"({self.proc.wait()}); see its log")
+        return json.loads(line)
+
+    def ask(self, **request) -> dict:
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write('{"op": "exit"}\n')
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What an A/B run measures: the bench plan's cases matching ``cases`` (fnmatch globs) of the
+    ``sizes`` families, none when ``host_only``; the worker names the plan's cases and the
+    compile families."""
+
+    cases: tuple[str, ...] = ("*",)
+    sizes: tuple[str, ...] = ("bandwidth", "launch")
+    host_only: bool = False
+    rounds: int = 2
+    compile_repeats: int = 3
+    import_repeats: int = 3
+    growth_cycles: int = 12
+
+    def bench_cases(self, offered: list[str]) -> list[str]:
+        if self.host_only:
+            return []
+        return [c for c in offered if any(fnmatch.fnmatchcase(c, g) for g in self.cases)
+                and _size(c) in self.sizes]
+
+
+def _size(case: str) -> str:
+    return "bandwidth" if case.endswith("-16384x8192") else "launch"  # matrix.BENCH_SIZES's two shapes
+
+
+def run(a: Install, b: Install, plan: Plan, logs: Path, progress: IO = sys.stderr) -> AbRun:
+    """Both workers started, every metric of ``plan`` measured ABBA, judged."""
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / "worker-a.log", "w") as log_a, open(logs / "worker-b.log", "w") as log_b:
+        workers = {}
+        try:
+            workers["A"] = _Worker(a, log_a)
+            workers["B"] = _Worker(b, log_b)
+            return _measure(workers, a, b, plan, progress)
+        finally:
+            for worker in workers.values():
+                worker.close()
+
+
+def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, progress: IO) -> AbRun:
+    result = AbRun(workers["A"].ready, workers["B"].ready, [a, b], [])
+    on_gpu = bool(result.a.get("gpu") and result.b.get("gpu"))
+    offered = workers["A"].ask(op="plan")
+    metrics: dict[tuple[str, str], Metric] = {}
+
+    def ask_both(rnd: int, request: dict, names: dict[str, tuple[str, str]]) -> None:
+        """One request to each install, A first in even rounds; each reply key in ``names``
+        (reply key -> (kind, metric name)) adds its samples to that metric."""
+        for label in ("A", "B") if rnd % 2 == 0 else ("B", "A"):
+            reply = workers[label].ask(**request)
+            if "error" in reply:
+                result.errors.append(f"{label} {json.dumps(request)}: {reply['error']}")
+                continue
+            for key, (kind, name) in names.items():
+                if key in reply:
+                    metric = metrics.setdefault((kind, name), Metric(name, kind, _size(name) if kind == "bandwidth" else ""))
+                    getattr(metric, label.lower()).extend(reply[key])
+
+    steps = [({"op": "import", "repeats": plan.import_repeats}, {"seconds": ("import", "import cutlass.cute")}),
+             ({"op": "convert"}, {"from_dlpack": ("conversion", "from_dlpack"),
+                                  "implicit_conversion": ("conversion", "implicit conversion")})]
+    steps += [({"op": "compile", "case": f, "repeats": plan.compile_repeats}, {"seconds": ("compile", f)})
+              for f in offered["families"]]
+    steps.append(({"op": "growth", "cycles": plan.growth_cycles},
+                  {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
+                   "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),
+                   "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}))
+    if on_gpu:
+        steps.append(({"op": "call"}, {"compiled": ("call", "compiled call"), "tvm_ffi": ("call", "TVM-FFI call")}))
+        steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}) for c in plan.bench_cases(offered["cases"])]
+    for i, (request, names) in enumerate(steps, 1):
+        for rnd in range(plan.rounds):
+            ask_both(rnd, request, names)
+        print(f"[{i}/{len(steps)}] {request['op']} {request.get('case', '')}", file=progress, flush=True)
+    result.metrics = [judge(m, seed) for seed, m in enumerate([*metrics.values(), *_pooled(metrics.values())])]
+    return result
+
+
+def _pooled(metrics) -> list[Metric]:
+    """Every compile family's samples over A's mean of that family, as one metric: a change
+    common to every signature (a slower compiler) shows through one family's noise."""
+    families = [m for m in metrics if m.kind == "compile" and m.a and m.b]
+    if len(families) < 2:
+        return []
+    pooled = Metric("every family", "compile, pooled")
+    for m in families:
+        base = statistics.fmean(m.a)
+        pooled.a += [x / base for x in m.a]
+        pooled.b += [x / base for x in m.b]
+    return [pooled]
+
+
+# -- writing ------------------------------------------------------------------------------------------
+
+
+def ranked(metrics: list[Metric]) -> list[Metric]:
+    """Slower first, then ambiguous, faster and same; within each, the largest change first."""
+    return sorted(metrics, key=lambda m: (VERDICTS.index(m.verdict), -abs(m.delta or 0.0)))
+
+
+def render(result: AbRun) -> str:
+    """summary.md: the installs, the verdict counts, then every metric ranked by what changed."""
+    def side(label: str, ready: dict, install: Install) -> str:
+        plants = f", planted: {' '.join(install.plants)}" if install.plants else ""
+        return f"- {label}: `{install.spec}`: DSL {ready.get('dsl')}, torch {ready.get('torch')}, GPU {ready.get('gpu') or 'none'}{plants}"
+
+    counts = {v: sum(m.verdict == v for m in result.metrics) for v in VERDICTS}
+    lines = ["# A/B run", "", side("A", result.a, result.installs[0]), side("B", result.b, result.installs[1]), "",
+             verdict(result), "", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()),
+             "", "B against A: a positive change is B costing more (less bandwidth, more time, more memory kept); "
+             "the interval is a 95% bootstrap interval; `same` lies wholly within the threshold, `slower` / `faster` "
+             "wholly beyond it.", "", "## What changed, ranked", "",
+             "| verdict | kind | metric | A | B | change | interval | threshold |", "|---|---|---|---|---|---|---|---|"]
+    for m in ranked(result.metrics):
+        suffix = " KiB" if KINDS[m.kind][3] else "%"
+        lines.append(f"| {m.verdict} | {m.kind} | `{m.name}` | {_mean(m.a)} {m.unit} | {_mean(m.b)} {m.unit} "
+                     f"| {_num(m.delta)}{suffix} | {_num(m.low)} .. {_num(m.high)}{suffix} | {_num(m.threshold)}{suffix} |")
+    if result.errors:
+        lines += ["", "## Requests that failed", ""] + [f"- {e}" for e in result.errors]
+    return "\n".join(lines) + "\n"
+
+
+def verdict(result: AbRun) -> str:
+    slower = result.slower
+    if result.errors:
+        return f"A/B: {len(result.errors)} requests failed (summary.md lists them)"
+    if slower:
+        return f"A/B: B is slower on {len(slower)} of {len(result.metrics)} metrics: " + ", ".join(m.name for m in slower[:5])
+    return f"A/B: B is not slower than A on any of {len(result.metrics)} metrics"
+
+
+def _mean(values: list[float]) -> str:
+    return _num(statistics.fmean(values)) if values else "–"
+
+
+def _num(x: float | None) -> str:
+    return "–" if x is None else f"{x:.4g}"
+
+
+def plot(result: AbRun):
+    """The change of every metric with its interval and threshold band, one row each (a
+    matplotlib Figure), or None when there is nothing to plot."""
+    rows = [m for m in ranked(result.metrics) if m.delta is not None and not KINDS[m.kind][3]]
+    if not rows:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 0.22 * len(rows) + 1.5))
+    ax = fig.subplots()
+    ys = range(len(rows))
+    colours = {"slower": "tab:red", "faster": "tab:green", "same": "tab:grey", "ambiguous": "tab:orange"}
+    for y, m in zip(ys, rows):
+        ax.errorbar(m.delta, y, xerr=[[m.delta - m.low], [m.high - m.delta]], fmt="o", ms=3, color=colours[m.verdict])
+        ax.plot([-m.threshold, m.threshold], [y, y], color="tab:blue", alpha=0.15, lw=6)
+    ax.axvline(0, color="black", lw=0.5)
+    ax.set_yticks(list(ys), [f"{m.kind}: {m.name}" for m in rows], fontsize=6)
+    ax.invert_yaxis()
+    ax.set_xlabel("B against A, % (positive: B costs more); band: threshold")
+    fig.tight_layout()
+    return fig
+
+
+def write(result: AbRun, folder: Path) -> None:
+    """``ab.json`` (every sample), ``summary.md`` and ``ab-deltas.png`` into ``folder``."""
+    document = {"a": result.a, "b": result.b, "installs": [asdict(i) for i in result.installs],
+                "metrics": [asdict(m) for m in result.metrics], "errors": result.errors}
+    atomic.write_text(folder / "ab.json", json.dumps(document, indent=1))
+    atomic.write_text(folder / "summary.md", render(result))
+    fig = plot(result)
+    if fig is not None:
+        import io
+
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=110)
+        atomic.write_bytes(folder / "ab-deltas.png", buffer.getvalue())

@@ -1,0 +1,109 @@
+"""``python -m reports ab``: the verdict of each metric from its interval, the ABBA interleaving,
+the ranked summary, and the drills (a fake worker stands for an install; the real worker's
+figures are ``suites/compile/test_host_costs.py``'s)."""
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from reports import __main__ as cli
+from reports import ab
+
+pytestmark = pytest.mark.harness
+
+
+def metric(a, b, kind="compile", size=""):
+    return ab.judge(ab.Metric("m", kind, size, list(a), list(b)))
+
+
+@pytest.mark.parametrize(("a", "b", "kind", "size", "verdict"), [
+    ([1.00, 1.01, 0.99, 1.00] * 3, [1.00, 1.01, 0.99, 1.00] * 3, "compile", "", "same"),
+    ([1.00, 1.01, 0.99, 1.00] * 3, [1.10, 1.11, 1.09, 1.10] * 3, "compile", "", "slower"),  # 10% more time
+    ([1.00, 1.01, 0.99, 1.00] * 3, [0.90, 0.91, 0.89, 0.90] * 3, "compile", "", "faster"),
+    ([1.0, 1.3, 0.7, 1.0], [1.05, 1.35, 0.75, 1.05], "compile", "", "ambiguous"),  # the interval straddles 5%
+    ([3000, 3001, 2999, 3000] * 4, [2970, 2971, 2969, 2970] * 4, "bandwidth", "bandwidth", "slower"),  # 1% less
+    ([3000, 3001, 2999, 3000] * 4, [2970, 2971, 2969, 2970] * 4, "bandwidth", "launch", "same"),  # within 2%
+    ([2.0], [3150.0], "memory", "", "slower"),  # KiB a cycle: a compiled function kept each cycle
+    ([2.0], [40.0], "memory", "", "same"),
+], ids=["same", "slower", "faster", "ambiguous", "bandwidth-1pct", "launch-1pct", "leak", "no-leak"])
+def test_a_verdict_is_where_the_interval_lies_against_the_threshold(a, b, kind, size, verdict):
+    m = metric(a, b, kind, size)
+    assert m.verdict == verdict, (m.delta, m.low, m.high, m.threshold)
+    assert m.low <= m.delta <= m.high
+
+
+def test_a_change_counts_as_b_costing_more_whichever_way_the_unit_runs():
+    assert metric([100.0] * 4, [99.0] * 4, "bandwidth", "bandwidth").delta == pytest.approx(1.0)  # less GB/s
+    assert metric([1.0] * 4, [1.1] * 4, "compile").delta == pytest.approx(10.0)  # more seconds
+
+
+FAKE_WORKER = textwrap.dedent('''
+    """A fake install: every figure 1.0 (x1.1 compiles with --plant-compile-delay), and a log of
+    the requests in the order they came."""
+    import json, os, sys
+    slow = 1.1 if "--plant-compile-delay" in sys.argv else 1.0
+    leak = [3000.0, 1.0] if "--plant-leak" in sys.argv else [1.0, 0.0]
+    label = os.environ.get("FAKE_LABEL", "?")
+    print(json.dumps({"ready": True, "dsl": "9.9", "torch": "0", "gpu": None}), flush=True)
+    for line in sys.stdin:
+        r = json.loads(line)
+        if r["op"] == "exit":
+            break
+        with open(os.environ["FAKE_LOG"], "a") as log:
+            log.write(json.dumps([sys.argv[1:], r]) + "\\n")
+        answers = {"plan": {"cases": ["x-16384x8192"], "families": ["f1", "f2"]},
+                   "import": {"seconds": [1.0, 1.01, 0.99]},
+                   "convert": {"from_dlpack": [10.0, 10.1, 9.9], "implicit_conversion": [12.0, 12.1, 11.9]},
+                   "compile": {"seconds": [slow * 1.0, slow * 1.01, slow * 0.99]},
+                   "growth": {"rss_kib_per_cycle": [leak[0]], "functions_kept_per_cycle": [leak[1]]}}
+        print(json.dumps(answers[r["op"]]), flush=True)
+''')
+
+
+@pytest.fixture
+def fake_worker(tmp_path, monkeypatch):
+    (tmp_path / "fake_ab_worker.py").write_text(FAKE_WORKER)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "requests.log"))
+    monkeypatch.setattr(ab, "WORKER", "fake_ab_worker")
+    return tmp_path / "requests.log"
+
+
+def test_an_a_a_run_is_same_everywhere_and_asks_abba(fake_worker, tmp_path, capsys):
+    assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(tmp_path / "out"), "--host-only"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("A/B: B is not slower than A on any of 8 metrics")
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| same | compile, pooled | `every family` |" in summary
+    document = json.loads((tmp_path / "out" / "ab.json").read_text())
+    assert {m["verdict"] for m in document["metrics"]} == {"same"}
+    assert {m["name"] for m in document["metrics"]} == {"import cutlass.cute", "from_dlpack", "implicit conversion",
+                                                        "f1", "f2", "every family", "resident memory per compile",
+                                                        "compiled functions kept per compile"}
+
+
+def test_the_drills_in_b_are_caught(fake_worker, tmp_path, capsys):
+    """A 10% slower compile and a kept compiled function each come out slower; the rest same."""
+    code = cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(tmp_path / "out"), "--host-only",
+                     "--plant-b-compile-delay", "0.1", "--plant-b-leak"])
+    assert code == 1
+    document = json.loads((tmp_path / "out" / "ab.json").read_text())
+    slower = {m["name"] for m in document["metrics"] if m["verdict"] == "slower"}
+    assert slower == {"f1", "f2", "every family", "resident memory per compile", "compiled functions kept per compile"}
+    summary = (tmp_path / "out" / "summary.md").read_text().split("## What changed, ranked")[1]
+    assert summary.index("`resident memory per compile`") < summary.index("`import cutlass.cute`")  # slower ranked first
+    assert (tmp_path / "out" / "ab-deltas.png").stat().st_size > 0
+    # ABBA: each figure asked of A then B in the first round, of B then A in the second
+    asked = [("B" if argv else "A", r.get("case")) for argv, r in map(json.loads, fake_worker.read_text().splitlines())
+             if r["op"] == "compile"]
+    assert asked == [("A", "f1"), ("B", "f1"), ("B", "f1"), ("A", "f1"), ("A", "f2"), ("B", "f2"), ("B", "f2"), ("A", "f2")]
+
+
+def test_an_install_that_is_not_there_is_one_line_before_anything_starts(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["ab", "--a", str(tmp_path / "nowhere" / "env.sh"), "--b", sys.executable, "--out", str(out)]) == 4
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"reports ab: --a {tmp_path / 'nowhere' / 'env.sh'}: no such environment file"
+    assert not out.exists()
