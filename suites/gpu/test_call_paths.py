@@ -19,6 +19,7 @@ argument checks, what an implicit call compiles) is in the compile tier, below.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import cuda.bindings.driver as cuda
 import pytest
@@ -33,6 +34,7 @@ from fixtures.dsl.call_paths import IMPLICIT, TVM_FFI, TVM_FFI_EXPLICIT_STREAM
 from fixtures.dsl.kernels import kernel_of
 from fixtures.plugin import run_state
 from fixtures.plugin.params import limitation_marks
+from reports.model import HOST_COST_KEY, HostCost
 
 from suites.gpu._path_sample import CLASSES, kind as _kind, sample
 
@@ -216,7 +218,8 @@ def record(request: pytest.FixtureRequest, name: str, value) -> None:
 def test_host_time_of_one_call(seed, compiler, request):
     """Per-call host time (microseconds, median of rounds) of the compiled path with its CuTe views
     made once, and with ``from_dlpack`` views made at each call (what a caller whose tensors change
-    pays), of TVM-FFI with the environment stream and with an explicit one, and of an implicit call
+    pays), of TVM-FFI with the environment stream and with an explicit one, of an export loaded
+    back (the DSL's ABI, views made at each call; TVM-FFI's), and of an implicit call
     (a few only: each traces the kernel again). Figures, no threshold: the gate runs this beside
     the other workers."""
     _require(TVM_FFI)
@@ -233,12 +236,20 @@ def test_host_time_of_one_call(seed, compiler, request):
         "tvm_ffi_env_stream": env.launch,
         "tvm_ffi_explicit_stream": explicit.launch,
     }
+    from fixtures.dsl import aot
+
+    for name in ("aot_module", "aot_tvm_ffi"):
+        path = aot.AOT_PATHS[name].call_path()
+        if not path.unavailable():
+            calls[name] = call_paths.prepare(case, seed, path).launch
     figures = call_paths.host_call_times(calls)
     if not IMPLICIT.unavailable():
         implicit = call_paths.prepare(case, seed, IMPLICIT)
         figures |= call_paths.host_call_times({"implicit": implicit.launch}, per_round=2, rounds=3, warmup=1)
         implicit.verify()
     record(request, "call_path_host_us", {"case": case.id, **figures})
+    request.node.user_properties.append((HOST_COST_KEY, [asdict(HostCost(f"{name} call", "us", [us]))
+                                                         for name, us in figures.items()]))
     for launch in (compiled, env, explicit):
         launch.verify()
 
