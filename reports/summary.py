@@ -146,6 +146,7 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     lines += _merged_from(run)
     lines += _per_install(run)
     lines += _gpus(run)
+    lines += _host_costs(run)
     lines += _matrices(run.cases)
     failures = [c for c in run.cases if c.outcome in BAD]
     if failures:
@@ -196,6 +197,18 @@ def _per_install(run: RunResult) -> list[str]:
     lines = ["", "## Outcomes per install", "", "| install | " + " | ".join(OUTCOMES) + " |",
              "|---" * (len(OUTCOMES) + 1) + "|"]
     return lines + [f"| {name} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |" for name, c in counts.items()]
+
+
+def _host_costs(run: RunResult) -> list[str]:
+    """Every host-cost figure the run measured (import, conversion, compile, call, memory kept):
+    reported, not judged; ``python -m reports ab`` judges two installs against each other."""
+    figures = [(c, f) for c in run.cases for f in c.host_costs]
+    if not figures:
+        return []
+    lines = ["", "## Host costs", "", "Measured in this run, not judged (two installs are judged side by side by "
+             "`python -m reports ab`, docs/ab.md):", "", "| figure | median | samples | case |", "|---|---|---|---|"]
+    return lines + [f"| {f.name} | {f.median:.4g} {f.unit} | {len(f.samples)} | `{c.nodeid.split('::')[-1]}` |"
+                    for c, f in figures]
 
 
 def _gpus(run: RunResult) -> list[str]:

@@ -107,3 +107,15 @@ def test_an_install_that_is_not_there_is_one_line_before_anything_starts(tmp_pat
     (line,) = capsys.readouterr().err.splitlines()
     assert line == f"reports ab: --a {tmp_path / 'nowhere' / 'env.sh'}: no such environment file"
     assert not out.exists()
+
+
+def test_a_runs_host_costs_are_listed_in_its_summary_and_survive_results_json():
+    from reports import summary
+    from reports.model import CaseResult, HostCost, RunResult
+
+    figure = HostCost("import cutlass.cute", "s", [2.0, 2.5, 2.2])
+    run = RunResult(fingerprint={"dsl": "4.8.1"}, arch="sm_90a", started="2026-11-26T10:00:00+00:00",
+                    cases=[CaseResult("suites/compile/test_host_costs.py::test_import_time", "passed", "compile", 7.0,
+                                      host_costs=[figure])])
+    assert "| import cutlass.cute | 2.2 s | 3 | `test_import_time` |" in summary.render(run)
+    assert RunResult.from_json(json.loads(json.dumps(run.to_json()))).cases[0].host_costs == [figure]
