@@ -70,7 +70,8 @@ class Install:
         if self.spec.endswith(".sh"):
             if not Path(self.spec).is_file():
                 raise HarnessUsageError(f"--{self.label.lower()} {self.spec}: no such environment file")
-            return ["bash", "-c", f'source "{self.spec}" && exec python3 "$@"', "python3",
+            # the file defines the install: no PYTHONPATH of this process's (another release's) leaks in
+            return ["bash", "-c", f'unset PYTHONPATH; source "{self.spec}" && exec python3 "$@"', "python3",
                     "-m", WORKER, *self.plants]
         if not Path(self.spec).is_file():
             raise HarnessUsageError(f"--{self.label.lower()} {self.spec}: neither a Python interpreter nor an env.sh")
