@@ -118,9 +118,6 @@ def pytest_configure(config: pytest.Config) -> None:
         _pin(config, state, bench_options.plant_fraction)
         if config.getoption("--require-gpu") and device.gpu_unavailable():
             raise HarnessUsageError(f"--require-gpu: {device.gpu_unavailable()}")
-        if bench_options.save_choice is not None and not worker and device.gpu_unavailable():
-            raise HarnessUsageError(f"--bandwidth-save: {device.gpu_unavailable().split(' (')[0]}: the bench tier "
-                                    "measures nothing here, so there is no baseline to save (run it on a GPU runner)")
         state.arch = arch_mod.validate(requested or device.device_arch() or arch_mod.DEFAULT_ARCH)
         dump_dir = collector.scratch_dir(config) / "dsl-dumps" / str(os.getpid())
         dump_dir.mkdir(parents=True, exist_ok=True)
@@ -137,6 +134,9 @@ def pytest_configure(config: pytest.Config) -> None:
         board = state.pinned.board() if state.pinned else None
         gate = config.stash[bench_plugin.GATE_KEY] = bench_plugin.BenchGate(config, bench_options, state.fingerprint, board)
         state.baseline = gate.info()
+        if gate.save_path is not None and not worker and device.gpu_unavailable():  # after the gate refused a wrong file
+            raise HarnessUsageError(f"--bandwidth-save: {device.gpu_unavailable().split(' (')[0]}: the bench tier "
+                                    "measures nothing here, so there is no baseline to save (run it on a GPU runner)")
         registered = startup.load_stage_modules(stage_modules)
         state.stages = with_registered(registered)
         state.drawn_cases = startup.drawn_case_option(config.getoption("--drawn-case"), state.stages)

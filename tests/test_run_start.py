@@ -231,7 +231,7 @@ def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_report_survive
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA device is here")
 def test_a_baseline_save_without_a_gpu_is_refused_at_start(usage_error):
     """It was accepted, and said "baseline not saved" on the run's second line only."""
-    line = usage_error("--bandwidth-save", "test_one.py")
+    line = usage_error("test_one.py", "--bandwidth-save")  # last: it takes an optional path
     assert line == ("ERROR: --bandwidth-save: no CUDA device: torch.cuda.is_available() is False: the bench tier "
                     "measures nothing here, so there is no baseline to save (run it on a GPU runner)")
 
