@@ -156,7 +156,7 @@ def test_a_parallel_run_never_prints_pytest_benchmarks_xdist_warning_and_still_m
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker's: pytest-benchmark reads it
     bench_project.makepyfile(test_benchmarked=BENCHMARKED)
     out = bench_project.path / "out"
-    result = bench_project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_benchmarked.py")
+    result = bench_project.runpytest_subprocess("-n", "1", "--report-dir", str(out), "test_benchmarked.py")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     assert "automatically disabled" not in result.stdout.str() + result.stderr.str()
     assert results(out)["counts"] == {"passed": 1}
