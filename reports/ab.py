@@ -12,9 +12,13 @@ on both sides alike:
 - ``bandwidth``: every bench-plan case (its first launch verified), GB/s of each placement;
 - ``compile``: cold ``cute.compile`` seconds of each signature family, and every family pooled
   (each over A's mean of that family);
-- ``import``: ``import cutlass.cute`` in a fresh process; ``conversion``: ``from_dlpack`` and the
-  implicit call's conversion, us a call; ``call``: host us of a compiled function's call
-  (legacy, TVM-FFI), on a GPU;
+- ``import``: ``import cutlass.cute``; ``conversion``: ``from_dlpack`` and the implicit call's
+  conversion, us a call; ``call``: host us of a compiled function's call (legacy, TVM-FFI), on a GPU.
+
+Import, compile and call are measured in a fresh process each round (``Plan.fresh_rounds``): one
+process of an install runs consistently faster or slower than another of the same install (on an
+H100 host, 4.8.1 against itself: compiles 7% apart, a compiled call 15%), so one process per
+install would judge that luck; the other figures come from the worker itself;
 - ``memory``: KiB of resident memory (and GPU memory) a process keeps per compile (and launch)
   cycle; ``functions kept``: the DSL's compiled functions still alive per cycle (a leaked kernel: 1).
 
@@ -105,6 +109,7 @@ class AbRun:
     installs: list[Install]
     metrics: list[Metric]
     errors: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # bench cases not measured, and why
 
     @property
     def slower(self) -> list[Metric]:
@@ -184,9 +189,9 @@ class Plan:
     cases: tuple[str, ...] = ("*",)
     sizes: tuple[str, ...] = ("bandwidth", "launch")
     host_only: bool = False
-    rounds: int = 2
-    compile_repeats: int = 3
-    import_repeats: int = 3
+    rounds: int = 2  # each install asked this many times for each bench case and the in-process figures
+    fresh_rounds: int = 6  # ... for the figures measured in a fresh process: import, compile, call
+    import_repeats: int = 2
     growth_cycles: int = 12
 
     def bench_cases(self, offered: list[str]) -> list[str]:
@@ -218,6 +223,8 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
     result = AbRun(workers["A"].ready, workers["B"].ready, [a, b], [])
     on_gpu = bool(result.a.get("gpu") and result.b.get("gpu"))
     offered = workers["A"].ask(op="plan")
+    if on_gpu:
+        result.skipped = {c: why for c, why in offered.get("skipped", {}).items() if c in plan.bench_cases(list(offered["skipped"]))}
     metrics: dict[tuple[str, str], Metric] = {}
 
     def ask_both(rnd: int, request: dict, names: dict[str, tuple[str, str]]) -> None:
@@ -233,20 +240,20 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
                     metric = metrics.setdefault((kind, name), Metric(name, kind, _size(name) if kind == "bandwidth" else ""))
                     getattr(metric, label.lower()).extend(reply[key])
 
-    steps = [({"op": "import", "repeats": plan.import_repeats}, {"seconds": ("import", "import cutlass.cute")}),
+    fresh = plan.fresh_rounds
+    steps = [({"op": "import", "repeats": plan.import_repeats}, {"seconds": ("import", "import cutlass.cute")}, fresh),
              ({"op": "convert"}, {"from_dlpack": ("conversion", "from_dlpack"),
-                                  "implicit_conversion": ("conversion", "implicit conversion")})]
-    steps += [({"op": "compile", "case": f, "repeats": plan.compile_repeats}, {"seconds": ("compile", f)})
-              for f in offered["families"]]
-    steps.append(({"op": "growth", "cycles": plan.growth_cycles},
-                  {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
-                   "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),
-                   "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}))
+                                  "implicit_conversion": ("conversion", "implicit conversion")}, plan.rounds),
+             ({"op": "compile"}, {f: ("compile", f) for f in offered["families"]}, fresh),
+             ({"op": "growth", "cycles": plan.growth_cycles},
+              {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
+               "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),
+               "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}, plan.rounds)]
     if on_gpu:
-        steps.append(({"op": "call"}, {"compiled": ("call", "compiled call"), "tvm_ffi": ("call", "TVM-FFI call")}))
-        steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}) for c in plan.bench_cases(offered["cases"])]
-    for i, (request, names) in enumerate(steps, 1):
-        for rnd in range(plan.rounds):
+        steps.append(({"op": "call"}, {"compiled": ("call", "compiled call"), "tvm_ffi": ("call", "TVM-FFI call")}, fresh))
+        steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}, plan.rounds) for c in plan.bench_cases(offered["cases"])]
+    for i, (request, names, rounds) in enumerate(steps, 1):
+        for rnd in range(rounds):
             ask_both(rnd, request, names)
         print(f"[{i}/{len(steps)}] {request['op']} {request.get('case', '')}", file=progress, flush=True)
     result.metrics = [judge(m, seed) for seed, m in enumerate([*metrics.values(), *_pooled(metrics.values())])]
@@ -292,6 +299,8 @@ def render(result: AbRun) -> str:
         suffix = " KiB" if KINDS[m.kind][3] else "%"
         lines.append(f"| {m.verdict} | {m.kind} | `{m.name}` | {_mean(m.a)} {m.unit} | {_mean(m.b)} {m.unit} "
                      f"| {_num(m.delta)}{suffix} | {_num(m.low)} .. {_num(m.high)}{suffix} | {_num(m.threshold)}{suffix} |")
+    if result.skipped:
+        lines += ["", "## Not measured", ""] + [f"- `{c}`: {why}" for c, why in result.skipped.items()]
     if result.errors:
         lines += ["", "## Requests that failed", ""] + [f"- {e}" for e in result.errors]
     return "\n".join(lines) + "\n"
@@ -343,7 +352,7 @@ def plot(result: AbRun):
 def write(result: AbRun, folder: Path) -> None:
     """``ab.json`` (every sample), ``summary.md`` and ``ab-deltas.png`` into ``folder``."""
     document = {"a": result.a, "b": result.b, "installs": [asdict(i) for i in result.installs],
-                "metrics": [asdict(m) for m in result.metrics], "errors": result.errors}
+                "metrics": [asdict(m) for m in result.metrics], "errors": result.errors, "skipped": result.skipped}
     atomic.write_text(folder / "ab.json", json.dumps(document, indent=1))
     atomic.write_text(folder / "summary.md", render(result))
     fig = plot(result)

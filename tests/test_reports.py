@@ -198,7 +198,8 @@ def test_run_result_json_has_schema_and_counts(run):
     assert data["counts"] == {"passed": 2, "failed": 1, "xfailed": 1, "xpassed": 1, "skipped": 2, "error": 1}
     assert data["cases"][0] == {"nodeid": "h::ok1", "outcome": "passed", "tier": "host",
                                 "duration_s": 0.1, "reason": "", "message": "", "case": None, "bandwidth": None,
-                                "ptx": None, "gpu": "", "source": None, "repro": None}
+                                "ptx": None, "gpu": "", "source": None, "repro": None,
+                                "host_costs": []}
     json.dumps(data)
 
 
