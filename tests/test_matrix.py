@@ -20,8 +20,10 @@ from fixtures.cases.matrix import (
     SHAPE_FAMILIES,
     Case,
 )
-from fixtures.cases.stages import BUILT_IN_STAGES
+from fixtures.cases.ops import ADD
+from fixtures.cases.stages import BUILT_IN_STAGES, Stage, with_registered
 from fixtures.dsl import compat
+from fixtures.plugin import gpus
 from fixtures.plugin.params import plan_params
 from tests.conftest import FOUR_ROWS
 
@@ -296,8 +298,10 @@ def test_aligned_rows_faults_match_the_h100_run_of_4_5_3(monkeypatch):
     recorded = (DATA / "h100_dsl4.5.3_misaligned_address.txt").read_text().split("\n")
     # the tuned stage of that run had 4-row tiles; its one-row tiles since give the defect no row to misalign
     faulted = {line for line in recorded if line and not line.startswith(("#", "tuned-"))}
-    covered = {c.id for c in matrix.cases("gpu") if (lim := limitations.known(c, "gpu")) and lim.fails_as == "misaligned_address"
-               and not (c.operands or c.alias)}  # that run had neither
+    # that run had the layout axis's plans only: no per-operand layouts, in-place calls or input classes
+    then = [case for plan in matrix.PLANS["gpu"] if isinstance(plan, matrix.Plan) for case in plan.cases(BUILT_IN_STAGES)]
+    covered = {c.id for c in then if (lim := limitations.known(c, "gpu")) and lim.fails_as == "misaligned_address"
+               and matrix.outside_domain(c) is None}
     assert covered == faulted
 
 
@@ -321,9 +325,10 @@ def test_a_stage_that_does_not_claim_aliasing_gets_no_in_place_case():
     assert "does not claim in-place calls" in matrix.outside_domain(case)
 
 
-def test_operand_layouts_meet_pairwise_in_every_stage():
-    """The covering design's promise: per stage, every two of (dtype, A's layout, B's, C's, mode) meet."""
-    rows = matrix.OperandPlan().design()
+@pytest.mark.parametrize("every_triple", [False, True], ids=["compile-pairs", "gpu-triples"])
+def test_operand_layouts_meet_pairwise_in_every_stage(every_triple):
+    """Both designs' promise: per stage, every two of (dtype, A's layout, B's, C's, mode) meet."""
+    rows = matrix.OperandPlan(every_triple=every_triple).design()
     for i, j in ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3), (1, 4), (2, 4), (3, 4), (0, 4)):
         levels = [sorted({r[i] for r in rows}), sorted({r[j] for r in rows})]
         assert {(r[i], r[j]) for r in rows} == set(product(*levels)), (i, j)
@@ -331,6 +336,107 @@ def test_operand_layouts_meet_pairwise_in_every_stage():
         triples = {(c.operand_layout("a"), c.operand_layout("b"), c.operand_layout("c"), c.mode)
                    for c in matrix.cases("gpu") if c.stage.name == stage and not c.alias}
         assert {(a, c) for a, _, c, _ in triples} >= set(product(matrix.OPERAND_LAYOUTS, ("rowmajor", "colmajor", "strided", "offset"))), stage
+
+
+OUTPUT_LAYOUTS = tuple(k for k in matrix.OPERAND_LAYOUTS if k not in matrix.INPUT_ONLY_LAYOUTS)
+EVERY_TRIPLE = set(product(matrix.OPERAND_LAYOUTS, matrix.OPERAND_LAYOUTS, OUTPUT_LAYOUTS))
+
+
+def test_the_gpu_plans_design_holds_each_layout_triple_once():
+    """144 rows, no more: the full product of the operands' layouts, dtype and mode chosen per row."""
+    rows = matrix.OperandPlan(every_triple=True).design()
+    assert len(rows) == len(EVERY_TRIPLE) == 144
+    assert {(a, b, c) for _, a, b, c, _ in rows} == EVERY_TRIPLE
+    assert {r[0] for r in rows} == set(ARITHMETIC_DTYPES) and {r[4] for r in rows} == {"static", "dynamic"}
+
+
+def _triples(cases, stage: str) -> set:
+    return {tuple(c.operand_layout(op) for op in "abc") for c in cases if c.stage.name == stage and not c.alias}
+
+
+@pytest.mark.parametrize("stage", BUILT_IN_STAGES)
+def test_every_operand_layout_triple_meets_every_stage_in_the_gpu_plan(stage):
+    """A fast path keyed on all three operands' layouts is drawn in every stage, out of place."""
+    assert _triples(matrix.cases("gpu"), stage) >= EVERY_TRIPLE
+
+
+def test_a_registered_stage_gets_every_layout_triple_within_its_domain():
+    stages = with_registered([Stage("mine", ADD)])
+    assert _triples(matrix.cases("gpu", stages), "mine") >= EVERY_TRIPLE
+
+
+def _large(stage: str) -> list:
+    return [c for c in matrix.cases("gpu") if c.stage.name == stage and matrix.is_large(c)]
+
+
+@pytest.mark.parametrize("stage", BUILT_IN_STAGES)
+def test_the_large_family_lays_each_operand_out_every_way_and_in_place(stage):
+    """Past 65,535 rows (where the stage's domain admits them) and past 2**31 elements, every
+    placement in some operand, and in place; past 2**31 laid out otherwise too."""
+    cases = _large(stage)
+    assert {c.operand_layout(op) for c in cases for op in "abc"} == set(matrix.OPERAND_LAYOUTS)
+    assert {c.alias for c in cases if c.shape == matrix.HUGE} >= {"c_is_a", "c_is_b"}
+    assert [c for c in cases if c.shape == matrix.HUGE and c.operands and "colmajor" in c.operands]
+    past_grid_y = {c.operand_layout(op) for c in cases if c.shape[0] > 65535 for op in "abc"}
+    if stage != "tuned":  # its rows are its grid's y: such shapes are outside its domain
+        assert past_grid_y == set(matrix.OPERAND_LAYOUTS)
+
+
+def test_every_large_case_fits_an_80_gb_gpu_beside_15_other_workers_but_fp32_past_2_31():
+    """The large family grew within what the memory check at start lets one H100 worker hold (the
+    fp32 cases past 2**31 elements skip there, as before); a strided operand's gaps are counted."""
+    h100 = 85_030_813_696
+    room = gpus.large_room(h100, 16)
+    too_big = {c.id for c in matrix.large_cases() if matrix.device_bytes(c) > room}
+    assert too_big == {c.id for c in matrix.large_cases() if c.dtype.id == "fp32"}
+
+
+def test_device_bytes_counts_what_each_operand_stores():
+    plain = matrix.case_from_id("tv-fp16-align16-dynamic-32832x65536")
+    strided = matrix.case_from_id("tv-fp16-align16-dynamic-a_strided-b_rowbcast-32832x65536")
+    in_place = matrix.case_from_id("tv-fp16-align16-dynamic-c_is_a-32832x65536")
+    m, n = matrix.HUGE
+    assert matrix.stored_elements(strided, "a") == (m - 1) * (n + 1) + n
+    assert matrix.stored_elements(strided, "b") == n
+    assert matrix.device_bytes(plain) == 6 * m * n * 2 + 11 * m * n  # three operands, three copies, masks, a temporary
+    assert matrix.device_bytes(in_place) == matrix.device_bytes(plain) - m * n * 2
+    assert matrix.device_bytes(strided) - matrix.device_bytes(plain) == ((m - 1) - (m - 1) * n) * 2 + 3 * (m - 1)
+
+
+@pytest.mark.parametrize("stage", BUILT_IN_STAGES)
+def test_the_empty_family_meets_every_dtype_operand_layout_alias_and_shape(stage):
+    cases = [c for c in matrix.cases("gpu") if c.stage.name == stage and c.family == "empty"]
+    assert {c.dtype.id for c in cases} == set(ARITHMETIC_DTYPES)
+    for op, layouts in zip("abc", (matrix.OPERAND_LAYOUTS, matrix.OPERAND_LAYOUTS, OUTPUT_LAYOUTS)):
+        assert {c.operand_layout(op) for c in cases} == set(layouts), op
+    assert {c.alias for c in cases} == {None, *matrix.ALIASES}
+    assert {c.shape for c in cases} == set(matrix.EMPTY_SHAPES)
+    assert {c.mode for c in cases if c.operands} == {"static", "dynamic"}
+
+
+def test_the_sanitizer_sample_has_offset_bases_rows_past_grid_y_and_empty_tensors_in_every_stage():
+    """Each stage meets, under the tool, a base one element off a 16-byte boundary (where only the
+    exact extent shows a read before it), more rows than a grid's y extent where its domain admits
+    them, and an empty tensor; nothing past 2**31 elements."""
+    cases = matrix.sanitize_cases()
+    for stage in BUILT_IN_STAGES:
+        mine = [c for c in cases if c.stage.name == stage]
+        assert any(c.base_offset("a") for c in mine) and any(c.align == "offset" for c in mine), stage
+        assert any(c.family == "empty" for c in mine), stage
+        assert any(c.shape[0] > 65535 for c in mine) or stage == "tuned", stage
+        assert {c.dtype.id for c in mine} == set(ARITHMETIC_DTYPES), stage
+    assert not [c for c in cases if c.shape == matrix.HUGE]
+
+
+def test_the_gate_sanitizer_sample_is_one_case_a_stage_outside_known_limitations():
+    def known(case):
+        return limitations.known(case, "gpu") is not None
+
+    cases = matrix.gate_sanitize_cases(ruled_out=known)
+    assert [c.stage.name for c in cases] == list(BUILT_IN_STAGES)
+    assert not [c for c in cases if known(c)]
+    assert all(any(c.base_offset(op) for op in "abc") for c in cases)
+    assert {c.dtype.id for c in cases} == set(ARITHMETIC_DTYPES)
 
 
 def test_mixed_case_keeps_the_layout_axis_id_where_the_triple_is_one_of_its_layouts():
