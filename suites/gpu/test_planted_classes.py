@@ -1,22 +1,23 @@
-"""The harness proves its new input classes: a kernel that reads A through C's layout, and one
-that is exact out of place but wrong when C is B, each pass every case the plan drew before
+"""The harness proves its new input classes: a kernel that reads A through C's layout, one that
+is exact out of place but wrong when C is B, and one wrong on a single (A, B, C) layout triple
+(caught by the gpu plan's own case of that triple), each pass every case the plan drew before
 and are caught on their class, the failure naming it (``_planted_classes.py``)."""
 
 import pytest
 
 from fixtures.cases import failures
-from suites.gpu._planted_classes import PLANTED_CLASSES
+from suites.gpu._planted_classes import PLANTED_CLASSES, PLANTED_TRIPLE
 
 pytestmark = pytest.mark.gpu
 
 CAUGHT = [
     pytest.param(planted, case, id=case.id)
-    for planted in PLANTED_CLASSES
+    for planted in (*PLANTED_CLASSES, PLANTED_TRIPLE)
     for case in planted.cases(planted.caught)
 ]
 PASSES = [
     pytest.param(case, id=case.id)
-    for planted in PLANTED_CLASSES
+    for planted in (*PLANTED_CLASSES, PLANTED_TRIPLE)
     for case in planted.cases(planted.passes)
 ]
 

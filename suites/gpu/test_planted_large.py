@@ -1,6 +1,8 @@
-"""The large family proves itself: a kernel with a flat Int32 element index and one with rows on
-``gridDim.y`` are exact on every layout of the plan below those limits, and fail on the large
-shape that crosses theirs (``_planted_classes.PLANTED_LARGE``)."""
+"""The large family proves itself: a kernel with a flat Int32 element index, one with rows on
+``gridDim.y`` and one 64-bit safe only where every operand is compact row-major are exact on
+every layout of the plan below those limits (the last on the plan's row-major and in-place
+cases past 2**31 elements too), and fail on the large cases that cross theirs: the last on the
+plan's own large cases laid out otherwise (``_planted_classes.PLANTED_LARGE``)."""
 
 import pytest
 
