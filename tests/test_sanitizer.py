@@ -1,6 +1,7 @@
 """compute-sanitizer's reports in the harness's words: the parsing on a recorded memcheck report
-(the planted tail over-read on an H100, DSL 4.8.1), the tool list, a refusal, and the plugin's
-verdicts with the tool stubbed by a script."""
+(the planted tail over-read on an H100, DSL 4.8.1), reads before an operand and several cases in
+one process, the tool list, a refusal, the plugin's verdicts with the tool stubbed by a script,
+and the NVTX shim that tells the tool each operand's extent."""
 
 import stat
 from pathlib import Path
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.cases import failures
-from fixtures.dsl import sanitizer
+from fixtures.dsl import extents, sanitizer
 from fixtures.plugin import sanitize
 
 RECORDED = (Path(__file__).parent / "data" / "sanitizer" / "memcheck_tail_overread.txt").read_text()
@@ -96,3 +97,74 @@ def test_a_refusing_tool_skips_or_fails_when_required(tmp_path, monkeypatch, req
     outcome = pytest.fail.Exception if required else pytest.skip.Exception
     with pytest.raises(outcome, match="compute-sanitizer --tool memcheck does not run here: Error: Device not supported"):
         sanitize.run("tv-fp16-align16-dynamic-97x101", "memcheck", [], required=required)
+
+
+def test_a_read_before_an_operand_is_named_by_how_far_before_its_first_element():
+    placed = [sanitizer.Allocation("a", 1002, 200, 1002, 2), sanitizer.Allocation("b", 4000, 200, 4000, 2)]
+    assert sanitizer.locate(1000, placed) == "2 bytes before the start of operand a (element 1 before its first)"
+    assert sanitizer.locate(3997, placed) == "3 bytes before the start of operand b (element 2 before its first)"
+
+
+# two cases in one child, the second's A one element past a 16-byte boundary and read before it
+# (memcheck's lines as compute-sanitizer 2025.3.1 wrote them for an NVTX region on an H100)
+TWO_CASES = f"""========= COMPUTE-SANITIZER
+{sanitizer.CASE_TAG}tv-fp16-align16-static-128x2048
+{sanitizer.RANGES_TAG}[{{"operand": "a", "start": 4096, "size": 512, "view_start": 4096, "element_bytes": 2}}]
+tv-fp16-align16-static-128x2048: conforms
+{sanitizer.CASE_TAG}predicated-fp16-offset-dynamic-97x101
+{sanitizer.RANGES_TAG}[{{"operand": "a", "start": 139794583650306, "size": 19594, "view_start": 139794583650306, "element_bytes": 2}}]
+========= Invalid __global__ read of size 4 bytes
+=========     at kernel_cutlass__head_pair_kernel_tensorptrf16gmem+0x110
+=========     by thread (0,0,0) in block (0,0,0)
+=========     Access to 0x7f2476800000 is out of bounds
+=========     and is 2 bytes before the nearest allocation at 0x7f2476800002 of size 19,594 bytes
+========= ERROR SUMMARY: 1 error
+"""
+
+
+def test_each_finding_is_mapped_to_the_operands_of_the_case_it_came_in():
+    (finding,) = sanitizer.findings("memcheck", TWO_CASES)
+    assert finding.case == "predicated-fp16-offset-dynamic-97x101"
+    assert finding.where == "2 bytes before the start of operand a (element 1 before its first)"
+    assert finding.kernel == "kernel_cutlass__head_pair_kernel"
+
+
+def test_several_cases_in_one_process_fail_as_the_case_that_read_outside(tmp_path, monkeypatch):
+    _fake_tool(tmp_path, monkeypatch, TWO_CASES, sanitizer.ERROR_EXIT)
+    with pytest.raises(failures.SanitizerFinding, match=r"^predicated-fp16-offset-dynamic-97x101: memcheck: out-of-bounds read in "
+                       r"kernel_cutlass__head_pair_kernel, 2 bytes before the start of operand a"):
+        sanitize.run(["tv-fp16-align16-static-128x2048", "predicated-fp16-offset-dynamic-97x101"], "memcheck", [], required=False)
+
+
+def test_a_child_that_cannot_mark_the_extents_is_a_refusal_saying_why(tmp_path, monkeypatch):
+    said = f"========= COMPUTE-SANITIZER\n{sanitizer.REFUSED_TAG}cannot tell it each operand's exact extent: no C compiler\n" \
+           "========= ERROR SUMMARY: 0 errors\n"
+    assert sanitizer.refusal(said, 3) == "cannot tell it each operand's exact extent: no C compiler"
+    _fake_tool(tmp_path, monkeypatch, said, 3)
+    with pytest.raises(pytest.skip.Exception, match="does not run here: cannot tell it each operand's exact extent"):
+        sanitize.run("tv-fp16-align16-dynamic-97x101", "memcheck", [], required=False)
+
+
+def test_without_a_c_compiler_the_extents_cannot_be_marked(monkeypatch):
+    monkeypatch.setattr(extents.shutil, "which", lambda name: None)
+    with pytest.raises(extents.ExtentsUnavailable, match="no C compiler"):
+        extents.build(None)
+
+
+def test_the_nvtx_headers_are_found_in_cuda_home_first(tmp_path, monkeypatch):
+    (tmp_path / "include" / "nvtx3").mkdir(parents=True)
+    (tmp_path / "include" / extents.HEADER).write_text("")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    assert extents.include_dir(None) == tmp_path / "include"
+
+
+def test_the_shim_builds_and_its_calls_are_no_ops_outside_the_tool():
+    """Outside compute-sanitizer NVTX has no tool to tell: marking and widening do nothing."""
+    try:
+        library = extents.build(None)
+    except extents.ExtentsUnavailable as exc:
+        pytest.skip(f"no NVTX shim on this machine: {exc}")
+    assert library.is_file() and extents.build(None) == library  # built once
+    marks = extents.Extents(None)
+    extent = extents.Extent(allocation=0x10000, allocation_bytes=4098, start=0x10002, bytes=4096)
+    marks.widen(marks.mark(extent), extent)

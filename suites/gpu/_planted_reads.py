@@ -1,8 +1,9 @@
-"""Deliberately wrong kernels that read past their tensors and compute the right values: the
+"""Deliberately wrong kernels that read outside their tensors and compute the right values: the
 guard bands never see a read, so each passes the ordinary gpu tier; under compute-sanitizer
-(``--sanitize``), where each operand's allocation ends with the tensor, memcheck must name the
-read. ``test_planted_reads.py`` proves both. Their over-reads are kept small (part of one vector):
-one that ran a tile past its tensor would leave mapped memory and fault.
+(``--sanitize``), which is told each operand's exact extent, memcheck must name the read, past a
+tensor's end or before its first element. ``test_planted_reads.py`` proves both. Their stray
+reads are kept small (part of one vector): one that ran a tile past its tensor would leave
+mapped memory and fault.
 """
 
 from __future__ import annotations
@@ -52,6 +53,42 @@ def tail_overread(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cud
     )
 
 
+@cute.kernel
+def _head_pair_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, gPair: cute.Tensor, misaligned: cutlass.Int32,
+                      zero: cutlass.Int32):
+    """One thread per element, by coordinate; where A's first element is misaligned, thread 0
+    takes it from the aligned pair that ends with it (a vector load), lane 1 of the pair (lane 0
+    where ``zero``, never 0 at run time, is not: both lanes used, so the load stays whole)."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * THREADS + tidx
+    m, n = gC.shape
+    if i < m * n:
+        a = gA[i // n, i % n]
+        if i == 0:
+            if misaligned != 0:
+                pair = gPair.load()
+                a = pair[1].to(gA.element_type)
+                if zero != 0:
+                    a = pair[0].to(gA.element_type)
+        gC[i // n, i % n] = a + gB[i // n, i % n]
+
+
+@cute.jit
+def head_underread(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+    """Reads A's first element through the aligned word (or vector) that holds it when A's base is
+    one element off that alignment: the element before the tensor is read too, and dropped."""
+    m, n = mC.shape
+    elem = mA.element_type.width // 8
+    address = mA.iterator.toint()
+    misaligned = cutlass.Int32(address % (2 * elem) != 0)
+    pair = cute.make_ptr(mA.element_type, address - elem, cute.AddressSpace.gmem, assumed_align=2 * elem)
+    zero = cutlass.Int32(address >> 62)  # 0 for every user-space address; the compiler cannot know it
+    _head_pair_kernel(mA, mB, mC, cute.make_tensor(pair, cute.make_layout(2)), misaligned, zero).launch(
+        grid=((m * n + THREADS - 1) // THREADS, 1, 1), block=(THREADS, 1, 1), stream=stream
+    )
+
+
 PLANTED_READS = (
     PlantedClass(
         bind(Stage("planted_tail_overread", ADD), tail_overread),
@@ -61,6 +98,16 @@ PLANTED_READS = (
         # row-major and row-pitched only: a column-major operand's vector runs down a column
         passes=("{stage}-fp16-align16-static-128x2048", "{stage}-bf16-natural-dynamic-1000x1003",
                 "{stage}-fp16-natural-strided-97x101"),
+    ),
+    PlantedClass(
+        bind(Stage("planted_head_underread", ADD), head_underread),
+        "out-of-bounds read",
+        # A's base one element past a 16-byte boundary: the pair before it starts on one
+        caught=("{stage}-fp16-align16-dynamic-a_offset-97x101", "{stage}-i8-offset-static-64x1003",
+                "{stage}-fp64-align16-static-a_offset-c_colmajor-1000x1003"),
+        # A aligned: no pair read
+        passes=("{stage}-fp16-align16-static-128x2048", "{stage}-bf16-natural-dynamic-97x101",
+                "{stage}-fp32-align16-dynamic-b_offset-c_offset-97x101"),
     ),
 )
 

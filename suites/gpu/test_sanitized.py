@@ -1,17 +1,22 @@
 """Reads the guard bands cannot see: a sample of the gpu plan (``matrix.sanitize_cases``: every
-stage x dtype x layout class) run case by case under compute-sanitizer, each operand in an
-allocation that ends with it (``fixtures.plugin.sanitize``). Only with ``--sanitize[=TOOLS]``."""
+stage x dtype x layout class) run case by case under compute-sanitizer, each operand's exact
+extent told to the tool (``fixtures.plugin.sanitize``), only with ``--sanitize[=TOOLS]``; and,
+without it, the gate's own small sample (``matrix.gate_sanitize_cases``: one case a stage, all
+in one process under memcheck) wherever compute-sanitizer is installed."""
 
 import pytest
 
 from fixtures.cases import limitations, matrix
+from fixtures.dsl import sanitizer
 from fixtures.plugin import canary, sanitize
 from fixtures.plugin import run_state
 
-pytestmark = [pytest.mark.gpu, pytest.mark.sanitize]
+pytestmark = pytest.mark.gpu
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tool" not in metafunc.fixturenames:
+        return
     state = run_state.of(metafunc.config)
     if not state.sanitize:
         params = [pytest.param(None, None, id="not-asked", marks=pytest.mark.skip(reason="not asked for (--sanitize)"))]
@@ -21,9 +26,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(("tool", "case"), params)
 
 
+@pytest.mark.sanitize
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_sanitizer_finds_nothing(tool, case, pytestconfig):
     state = run_state.of(pytestconfig)
     if state.sanitizer_missing:
         pytest.skip(state.sanitizer_missing)
     sanitize.run(case.id, tool, pytestconfig.getoption("--stage-module"), pytestconfig.getoption("--require-gpu"))
+
+
+@pytest.mark.timeout(canary.TIMEOUT_S + 30)
+def test_the_gate_sample_under_memcheck_finds_nothing(pytestconfig):
+    """One case a stage, in one process (the tool's start is most of a case's cost): a stray read
+    before or past an operand fails the gate where the tool is installed. A tool that cannot run
+    on this GPU skips it, --require-gpu or not: that is the runner's, not the install's."""
+    state = run_state.of(pytestconfig)
+    if state.sanitize:
+        pytest.skip("--sanitize runs the whole sample instead")
+    if sanitizer.find_tool() is None:
+        pytest.skip("compute-sanitizer not found on PATH or in /usr/local/cuda: the gate's sanitizer sample did not run")
+    cases = matrix.gate_sanitize_cases(state.stages, ruled_out=lambda case: limitations.known(case, "gpu") is not None)
+    sanitize.run([c.id for c in cases], "memcheck", pytestconfig.getoption("--stage-module"), required=False)
