@@ -137,6 +137,7 @@ class PtxFacts:
     guarded: bool  # has predicated paths (a bounds check)
     layout_allows: int  # the widest access the layout proves aligned for every operand, bytes
     judged: bool  # the stage declared what to expect and the facts were asserted; else only reported
+    index_widths: str = ""  # bits a block index is scaled in on its way into an address ("32", "64", "32,64"; ptx.index_widths)
 
 
 @dataclass

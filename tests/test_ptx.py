@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from fixtures.dsl.ptx import Accesses, global_accesses
+from fixtures.dsl.ptx import Accesses, global_accesses, index_widths
 
 pytestmark = pytest.mark.harness
 
@@ -109,3 +109,59 @@ def test_empty_ptx():
     accesses = global_accesses(".version 8.5\n.target sm_90a\n")
     assert accesses.bytes_loaded() == accesses.bytes_stored() == 0
     assert accesses.describe() == "loads [none], stores [none]"
+
+
+# a block's tile offset as DSL 4.8.1 computes it for the tutorial's static 32832x65536 i8 tile,
+# in 32 bits (the defect of docs/large-tensors.md), and as the corrected stage does, in 64
+TILE_OFFSET_32 = """
+    mov.u32 %r2, %ctaid.x;
+    mul.hi.u32 %r3, %r2, 2143297521;
+    shr.u32 %r4, %r3, 8;
+    shl.b32 %r5, %r2, 22;
+    mad.lo.s32 %r6, %r4, 2143290368, %r5;
+    cvt.s64.s32 %rd4, %r6;
+    cvta.to.global.u64 %rd8, %rd1;
+    add.s64 %rd9, %rd8, %rd4;
+    ld.global.v4.b32 {%r11, %r12, %r13, %r14}, [%rd9];
+"""
+TILE_OFFSET_64 = """
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd4, %r2, 65536;
+    cvta.to.global.u64 %rd8, %rd1;
+    add.s64 %rd9, %rd8, %rd4;
+    st.global.v4.b32 [%rd9], {%r11, %r12, %r13, %r14};
+"""
+# a flat Int32 element index made bytes by mul.wide: still a 32-bit index
+FLAT_INDEX_32 = """
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mad.lo.s32 %r3, %r2, 256, %r1;
+    mul.wide.s32 %rd2, %r3, 2;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.global.b16 %rs1, [%rd3];
+"""
+# a 64-bit index cut back to 32 bits before it is scaled by a row pitch
+NARROWED = """
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd2, %r2, 256;
+    cvt.u32.u64 %r3, %rd2;
+    mul.lo.s32 %r4, %r3, %r9;
+    cvt.s64.s32 %rd3, %r4;
+    add.s64 %rd4, %rd1, %rd3;
+    st.global.b8 [%rd4], %rs1;
+"""
+
+
+@pytest.mark.parametrize(
+    ("ptx", "widths"),
+    [
+        pytest.param(TILE_OFFSET_32, (32,), id="tile-offset-in-32-bits"),
+        pytest.param(TILE_OFFSET_64, (64,), id="tile-offset-in-64-bits"),
+        pytest.param(FLAT_INDEX_32, (32,), id="flat-int32-index-made-bytes"),
+        pytest.param(NARROWED, (32,), id="cut-to-32-bits-then-scaled"),
+        pytest.param(TILE_OFFSET_32 + TILE_OFFSET_64.replace("%rd", "%rd1"), (32, 64), id="one-access-of-each"),
+        pytest.param("ld.global.b8 %rs1, [%rd1];", (), id="no-block-index"),
+    ],
+)
+def test_the_widths_a_block_index_is_scaled_in(ptx, widths):
+    assert index_widths(ptx) == widths

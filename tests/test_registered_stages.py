@@ -48,7 +48,7 @@ def author(project):
 def test_declared_widths_are_asserted_and_undeclared_ones_reported(author):
     out = author.path / "out"
     result = author.runpytest_subprocess(
-        "suites/compile/test_registered_ptx.py", "--stage-module", "user_stages", "-k", "fp16 and (static or dynamic)",
+        "suites/compile/test_registered_ptx.py", "--stage-module", "user_stages", "-k", "fp16 and (static or dynamic) and not large",
         f"--report-dir={out}",
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -65,3 +65,17 @@ def test_declared_widths_are_asserted_and_undeclared_ones_reported(author):
     assert "## Your kernel `elementwise`" in summary and "## Your kernel `vectors`" in summary
     assert "reported, not judged: the stage declares no `vector_bytes`" in summary
     assert "**1 of 6 cases access narrower than the layout allows**" in summary
+
+
+def test_the_widths_a_registered_kernel_indexes_in_are_reported_on_the_large_family(author):
+    """A flat Int32 index (``elementwise``) is 32-bit past 2**31 elements; the DSL's dynamic
+    layouts put the tutorial's vectorized kernel's offsets in 64 bits there."""
+    out = author.path / "out"
+    result = author.runpytest_subprocess(
+        "suites/compile/test_registered_ptx.py", "--stage-module", "user_stages", "-k", "i8 and 32832x65536 and not mixed and not alias and not claims",
+        f"--report-dir={out}",
+    )
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-2000:]
+    cases = {c["case"]["id"]: c["ptx"]["index_widths"] for c in json.loads((out / "results.json").read_text())["cases"]}
+    assert cases["elementwise-i8-align16-static-32832x65536"] == "32"
+    assert cases["vectors-i8-align16-dynamic-32832x65536"] == "64"

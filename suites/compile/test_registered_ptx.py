@@ -1,8 +1,9 @@
 """A kernel of your own (``--stage-module``) compiled for ``--arch`` with no GPU, in every dtype x
-alignment x layout: its PTX facts (access widths and counts, bytes per thread, guarded paths)
-go into the report, and where the stage declares what to expect (``register(...,
-vector_bytes=16)``) they are asserted: as wide as declared wherever the layout proves that
-alignment, and never wider than the layout proves."""
+alignment x layout, and on the large family within its domain: its PTX facts (access widths and
+counts, bytes per thread, guarded paths, the widths its block offsets are computed in) go into
+the report, and where the stage declares what to expect (``register(..., vector_bytes=16)``) the
+access widths are asserted: as wide as declared wherever the layout proves that alignment, and
+never wider than the layout proves."""
 
 from dataclasses import asdict
 
@@ -30,6 +31,7 @@ def test_registered_stage_ptx(case, compile_on_host, request):
         guarded=ptx.guarded(compiled.ptx),
         layout_allows=min(allowed.values()),
         judged=expect is not None,
+        index_widths=",".join(map(str, ptx.index_widths(compiled.ptx))),
     )
     request.node.user_properties.append((PTX_KEY, asdict(facts)))
     seen = f"{case.id}: PTX has {accesses.describe()}"
