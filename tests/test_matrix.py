@@ -355,9 +355,15 @@ def _triples(cases, stage: str) -> set:
 
 
 @pytest.mark.parametrize("stage", BUILT_IN_STAGES)
-def test_every_operand_layout_triple_meets_every_stage_in_the_gpu_plan(stage):
-    """A fast path keyed on all three operands' layouts is drawn in every stage, out of place."""
-    assert _triples(matrix.cases("gpu"), stage) >= EVERY_TRIPLE
+def test_every_operand_layout_triple_meets_the_stages_that_can_key_on_one(stage):
+    """A fast path keyed on all three operands' layouts is drawn, out of place, in the stages
+    written as production code is (``TRIPLE_STAGES``); the tutorial's layout-agnostic stages keep
+    every pair (above), not every triple."""
+    triples = _triples(matrix.cases("gpu"), stage)
+    if stage in matrix.TRIPLE_STAGES:
+        assert triples >= EVERY_TRIPLE
+    else:
+        assert len(triples) < len(EVERY_TRIPLE)
 
 
 def test_a_registered_stage_gets_every_layout_triple_within_its_domain():

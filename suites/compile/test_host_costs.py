@@ -20,7 +20,7 @@ from reports.model import HOST_COST_KEY, HostCost
 
 pytestmark = pytest.mark.compile
 
-GROWTH_CYCLES = 6
+GROWTH_CYCLES = 4
 
 
 def record(request: pytest.FixtureRequest, *figures: HostCost) -> None:
