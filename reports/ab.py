@@ -11,11 +11,11 @@ on both sides alike:
 
 - ``bandwidth``: every bench-plan case (its first launch verified), GB/s of each placement;
 - ``compile``: cold ``cute.compile`` seconds of each signature family, and every family pooled
-  (each over A's mean of that family);
+  (a process's median over the families of each compile over A's median of that family);
 - ``import``: ``import cutlass.cute``; ``conversion``: ``from_dlpack`` and the implicit call's
   conversion, us a call; ``call``: host us of a compiled function's call (legacy, TVM-FFI), on a GPU.
 
-Import, compile and call are measured in a fresh process each round (``Plan.fresh_rounds``): one
+Import, conversion, compile and call are measured in a fresh process each round (``Plan.fresh_rounds``): one
 process of an install runs consistently faster or slower than another of the same install (on an
 H100 host, 4.8.1 against itself: compiles 7% apart, a compiled call 15%), so one process per
 install would judge that luck; the other figures come from the worker itself;
@@ -23,7 +23,7 @@ install would judge that luck; the other figures come from the worker itself;
   cycle; ``functions kept``: the DSL's compiled functions still alive per cycle (a leaked kernel: 1).
 
 A metric's samples from A and from B give B's change against A (percent; KiB for memory) and a
-95% bootstrap interval of it; the verdict, as nvbench's robust compare words it: ``same`` when the
+95% Welch interval of it; the verdict, as nvbench's robust compare words it: ``same`` when the
 whole interval lies within the metric's threshold, ``slower`` (B costs more: less bandwidth, more
 time, more memory kept) or ``faster`` when it lies wholly beyond it, else ``ambiguous``.
 """
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import random
+import math
 import statistics
 import subprocess
 import sys
@@ -51,14 +51,13 @@ VERDICTS = ("slower", "ambiguous", "faster", "same")  # the order summary.md ran
 KINDS = {
     "bandwidth": ("GB/s", True, None, False),  # FLOOR_PCT of the case's size family, as the bench gate
     "compile": ("s", False, 5.0, False),
-    "compile, pooled": ("x A's mean", False, 5.0, False),  # every family's compiles over A's mean of that family
+    "compile, pooled": ("x A's median", False, 5.0, False),  # a process's median of each family's compile over A's median
     "import": ("s", False, 10.0, False),
     "conversion": ("us", False, 10.0, False),
     "call": ("us", False, 10.0, False),
     "memory": ("KiB/cycle", False, 256.0, True),
     "functions kept": ("1/cycle", False, 0.5, True),  # compiled functions alive after their cycle: a leaked kernel is 1
 }
-RESAMPLES = 2000
 
 
 @dataclass(frozen=True)
@@ -119,24 +118,33 @@ class AbRun:
 # -- judging -----------------------------------------------------------------------------------------
 
 
-def judge(metric: Metric, seed: int = 0) -> Metric:
-    """``metric`` with B's change against A, its 95% bootstrap interval and the verdict."""
+# two-sided 95% quantiles of Student's t by degrees of freedom (beyond the table: the normal's)
+_T975 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+         12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def _t975(df: float) -> float:
+    return next((t for d, t in sorted(_T975.items()) if df <= d), 1.96)
+
+
+def judge(metric: Metric) -> Metric:
+    """``metric`` with B's change against A, its 95% Welch interval and the verdict. Each sample
+    must be independent of the others (one a placement, a process, a cycle): with six samples a
+    side a t interval is honest where a bootstrap's is too narrow."""
     unit, higher_is_better, threshold, absolute = KINDS[metric.kind]
     metric.threshold = FLOOR_PCT[metric.size] if threshold is None else threshold
     if not metric.a or not metric.b:
         metric.verdict = "ambiguous"
         return metric
     sign = -1.0 if higher_is_better else 1.0  # a change is counted as B costing more
-
-    def change(a: list[float], b: list[float]) -> float:
-        ma, mb = statistics.fmean(a), statistics.fmean(b)
-        return sign * (mb - ma if absolute else 100 * (mb / ma - 1))
-
-    rng = random.Random(seed)
-    draws = sorted(change(rng.choices(metric.a, k=len(metric.a)), rng.choices(metric.b, k=len(metric.b)))
-                   for _ in range(RESAMPLES))
-    metric.delta = change(metric.a, metric.b)
-    metric.low, metric.high = draws[int(0.025 * RESAMPLES)], draws[int(0.975 * RESAMPLES) - 1]
+    ma, mb = statistics.fmean(metric.a), statistics.fmean(metric.b)
+    va = statistics.variance(metric.a) / len(metric.a) if len(metric.a) > 1 else 0.0
+    vb = statistics.variance(metric.b) / len(metric.b) if len(metric.b) > 1 else 0.0
+    df = (va + vb) ** 2 / (va ** 2 / max(len(metric.a) - 1, 1) + vb ** 2 / max(len(metric.b) - 1, 1)) if va + vb else 1e9
+    half = _t975(df) * math.sqrt(va + vb)
+    scale = 1.0 if absolute else 100 / ma
+    metric.delta = sign * (mb - ma) * scale
+    metric.low, metric.high = sorted((metric.delta - half * scale, metric.delta + half * scale))
     if metric.low > metric.threshold:
         metric.verdict = "slower"
     elif metric.high < -metric.threshold:
@@ -243,7 +251,7 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
     fresh = plan.fresh_rounds
     steps = [({"op": "import", "repeats": plan.import_repeats}, {"seconds": ("import", "import cutlass.cute")}, fresh),
              ({"op": "convert"}, {"from_dlpack": ("conversion", "from_dlpack"),
-                                  "implicit_conversion": ("conversion", "implicit conversion")}, plan.rounds),
+                                  "implicit_conversion": ("conversion", "implicit conversion")}, fresh),
              ({"op": "compile"}, {f: ("compile", f) for f in offered["families"]}, fresh),
              ({"op": "growth", "cycles": plan.growth_cycles},
               {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
@@ -256,21 +264,23 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
         for rnd in range(rounds):
             ask_both(rnd, request, names)
         print(f"[{i}/{len(steps)}] {request['op']} {request.get('case', '')}", file=progress, flush=True)
-    result.metrics = [judge(m, seed) for seed, m in enumerate([*metrics.values(), *_pooled(metrics.values())])]
+    result.metrics = [judge(m) for m in [*metrics.values(), *_pooled(metrics.values())]]
     return result
 
 
 def _pooled(metrics) -> list[Metric]:
-    """Every compile family's samples over A's mean of that family, as one metric: a change
-    common to every signature (a slower compiler) shows through one family's noise."""
+    """Every compile family at once: per process (a round's reply), the median over the families
+    of each compile over A's median of that family, one sample a process. A change common to every
+    signature (a slower compiler) shows through one family's noise; a process's own speed, which
+    moves all its compiles alike, stays one sample."""
     families = [m for m in metrics if m.kind == "compile" and m.a and m.b]
-    if len(families) < 2:
+    if len(families) < 2 or len({(len(m.a), len(m.b)) for m in families}) != 1:
         return []
+    base = [statistics.median(m.a) for m in families]
     pooled = Metric("every family", "compile, pooled")
-    for m in families:
-        base = statistics.fmean(m.a)
-        pooled.a += [x / base for x in m.a]
-        pooled.b += [x / base for x in m.b]
+    for side in ("a", "b"):
+        for rnd in range(len(getattr(families[0], side))):
+            getattr(pooled, side).append(statistics.median(getattr(m, side)[rnd] / b for m, b in zip(families, base)))
     return [pooled]
 
 
@@ -292,7 +302,7 @@ def render(result: AbRun) -> str:
     lines = ["# A/B run", "", side("A", result.a, result.installs[0]), side("B", result.b, result.installs[1]), "",
              verdict(result), "", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()),
              "", "B against A: a positive change is B costing more (less bandwidth, more time, more memory kept); "
-             "the interval is a 95% bootstrap interval; `same` lies wholly within the threshold, `slower` / `faster` "
+             "the interval is a 95% Welch interval; `same` lies wholly within the threshold, `slower` / `faster` "
              "wholly beyond it.", "", "## What changed, ranked", "",
              "| verdict | kind | metric | A | B | change | interval | threshold |", "|---|---|---|---|---|---|---|---|"]
     for m in ranked(result.metrics):
