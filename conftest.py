@@ -74,6 +74,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "memcheck (the default), racecheck, initcheck, synccheck, comma-separated (tests marked sanitize)",
     )
     group.addoption(
+        "--fault-storm",
+        default=None,
+        metavar="N",
+        help=f"stop launching on a GPU after N device faults there within {health.STORM_WINDOW_S:.0f} s "
+        f"(default {health.STORM_FAULTS}, the gate's); off: never, for a run debugging a faulting kernel",
+    )
+    group.addoption(
         "--repro-dir",
         default=None,
         metavar="DIR",
@@ -105,6 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
         bench_options = bench_plugin.parse_options(config)
         wanted = gpus.parse(config.getoption("--gpus"))
         state.explore = startup.explore_option(config.getoption("--explore"))
+        state.fault_storm = startup.fault_storm_option(config.getoption("--fault-storm"))
         stage_modules = startup.stage_module_names(config.getoption("--stage-module"))
         state.sanitize, state.sanitizer_missing = startup.sanitize_option(
             config.getoption("--sanitize"), config.getoption("--require-gpu")
@@ -276,8 +284,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if error is None:
         return
     state = run_state.of(item.config)
-    if state.pinned is not None:  # counted towards a fault storm on this GPU
-        health.record_fault(collector.notes_dir(item.config), state.pinned.uuid)
+    if state.pinned is not None and state.fault_storm is not None:  # counted towards a fault storm on this GPU
+        health.record_fault(collector.notes_dir(item.config), state.pinned.uuid, state.fault_storm)
     if hasattr(item.config, "workerinput"):
         # exit before this report is sent: xdist reports the case as crashed (with the error
         # recorded here) and replaces the worker, so every other case still runs

@@ -2,7 +2,7 @@
 check (``device.gpu_unavailable``, ``fault.cuda_context_error``) stubbed at their boundaries:
 a GPU there at start and gone for a worker fails that worker's device cases, names the GPU and
 ends the run with its own status and exit status; a GPU whose cases keep faulting stops
-launching after the storm limit."""
+launching after the storm limit (the gate's, or a debugging run's ``--fault-storm``)."""
 
 import json
 
@@ -106,6 +106,22 @@ def test_a_fault_storm_stops_launching_on_its_gpu(run):
     assert data["gpus"][0]["health"].startswith("3 device faults in ")
 
 
+@pytest.mark.parametrize(("limit", "failed"), [("1", 1), ("off", 6)])
+def test_a_run_sets_or_lifts_the_storm_limit(run, limit, failed):
+    """``--fault-storm N`` stops launches after N faults (every worker holds it); ``off`` launches
+    every case, each fault its own failure."""
+    result, data, _ = run(1, "-n", "1", "--max-worker-restart", "10", "--fault-storm", limit, fail=True, EVERY_FAILURE_FAULTS="1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
+    outcomes = [c["outcome"] for c in data["cases"] if c["tier"] == "gpu"]
+    assert outcomes.count("failed") == failed and outcomes.count("error") == 6 - failed
+    if limit == "off":
+        assert data["status"] != "fault storm" and data["gpus"][0]["health"] == ""
+    else:
+        assert data["status"] == "fault storm"
+        stopped = next(c["message"] for c in data["cases"] if c["outcome"] == "error")
+        assert "not run: fault storm: 1 device faults in " in stopped and "(the limit is 1 in 120 s)" in stopped
+
+
 def test_the_storm_limit_counts_faults_within_its_window(tmp_path):
     assert health.record_fault(tmp_path, "GPU-a", now=0.0) is None
     assert health.record_fault(tmp_path, "GPU-a", now=200.0) is None  # the first is out of the window
@@ -114,3 +130,4 @@ def test_the_storm_limit_counts_faults_within_its_window(tmp_path):
     reason = health.record_fault(tmp_path, "GPU-a", now=260.0)
     assert reason == "3 device faults in 60 s on GPU GPU-a (the limit is 3 in 120 s): nothing more is launched there"
     assert health.storms(tmp_path) == {"GPU-a": reason} and health.storm(tmp_path, "GPU-b") is None
+    assert health.record_fault(tmp_path, "GPU-c", limit=1, now=0.0).startswith("1 device faults in 0 s on GPU GPU-c (the limit is 1 in 120 s)")

@@ -73,6 +73,11 @@ def leftovers(project) -> list[str]:
         pytest.param(("--explore", "many"),
                      "ERROR: --explore many: expected a whole number of fresh cases to draw a stage (e.g. --explore 200)",
                      id="explore-not-a-number"),
+        pytest.param(("--fault-storm", "0"),
+                     "ERROR: --fault-storm 0: expected a number of device faults, at least 1, that stop launches on a GPU "
+                     "within 120 s, or off (the gate's is 3)", id="fault-storm-zero"),
+        pytest.param(("--fault-storm", "many"), "ERROR: --fault-storm many: expected a number of device faults",
+                     id="fault-storm-not-a-number"),
         pytest.param(("--stage-module", "examples/my_stages.py"),
                      "ERROR: --stage-module examples/my_stages.py: a file path; name the module as Python imports it: "
                      "--stage-module examples.my_stages", id="stage-path"),
@@ -144,6 +149,7 @@ IMPORT_PROBE = (
         pytest.param(("--gpus=7",), id="gpus-not-visible"),
         pytest.param(("--explore=0",), id="explore"),
         pytest.param(("--explore=many",), id="explore-not-a-number"),
+        pytest.param(("--fault-storm=-1",), id="fault-storm"),
         pytest.param(("--stage-module=./examples/my_stages.py",), id="stage-path"),
         pytest.param(("--sanitize=bogus",), id="sanitize"),
     ],
