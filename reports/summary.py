@@ -55,6 +55,8 @@ def verdict(run: RunResult) -> str:
         names = ", ".join(g.uuid for g in stopped)
         what = LOST if run.status == "gpu lost" else "FAULT STORM on"
         head = f"{what}: {names} after {len(run.cases) - unrun} cases, {unrun + run.not_run} not run"
+    elif run.status == "internal error" and not run.cases and run.notes:  # stopped before any case: say what stopped it
+        head = f"INTERNAL ERROR before any case ran: {'; '.join(run.notes)}"
     elif run.status != "complete":
         head = f"{run.status.upper()} after {len(run.cases)} of {run.collected} cases ({run.not_run} not run)"
     elif bad:

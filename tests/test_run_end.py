@@ -5,6 +5,8 @@ be written (a full disk), with the verdict and the file that could not be writte
 import errno
 import json
 import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -58,6 +60,8 @@ def test_bench_first():
 def test_bench_second():
     pass
 """
+
+ONE_CASE = "import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n"
 
 # the GPU as the harness sees it, stubbed at its one boundary: the bench tier then runs on a CPU
 FAKE_GPU = "from fixtures.dsl import device\n\ndevice.gpu_unavailable = lambda: None\n"
@@ -138,6 +142,47 @@ def test_bench_cases_the_serial_phase_never_reported_fail(bench_project):
     assert {name: c["outcome"] for name, c in cases.items()} == {"test_bench_first": "failed", "test_bench_second": "failed"}
     assert cases["test_bench_second"]["message"].startswith("bench phase: this case was not measured (the serial bench "
                                                             "process exited 1")
+
+
+def test_a_parallel_run_started_in_a_kernel_authors_folder_measures_its_bench_cases(bench_project, tmp_path):
+    """The serial phase starts in the harness's folder: it imports the run's ``--stage-module``
+    from the folder the run imported it from (it exited 4 on a module it could not import)."""
+    kernels = bench_project.path / "kernels"
+    kernels.mkdir()
+    (kernels / "my_stages.py").write_text("from fixtures.dsl.kernels import register, vectorized\n\n"
+                                          "register('my_vec')(vectorized.vectorized_elementwise_add)\n")
+    bench_project.makepyfile(test_bench="import pytest\n\n@pytest.mark.bench\ndef test_bench():\n    pass\n")
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "1", "--stage-module", "my_stages", f"--report-dir={out}",
+                           "../test_bench.py"], cwd=kernels, env={**os.environ, "PYTHONPATH": str(bench_project.path)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == pytest.ExitCode.OK, done.stdout[-3000:]
+    assert results(out)["counts"] == {"passed": 1}
+
+
+# a stage module the controller imports and its xdist workers cannot (on issue 49's H100 run of
+# two stage modules under --sanitize, every worker went down at start and the run said NOTHING RAN)
+WORKERS_CANNOT_IMPORT = """
+import os
+
+if "PYTEST_XDIST_WORKER" in os.environ:
+    raise ImportError("not on this worker's path")
+"""
+
+
+def test_workers_that_cannot_start_are_named_not_taken_for_an_empty_selection(project, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker's: the module tells workers by it
+    project.makepyfile(worker_only_fails=WORKERS_CANNOT_IMPORT, test_one=ONE_CASE)
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-n", "1", "--max-worker-restart", "1", "--stage-module", "worker_only_fails",
+                                          "--report-dir", str(out), "test_one.py")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR, result.stdout.str()[-3000:]
+    data = results(out)
+    assert (data["status"], data["exit_status"], data["cases"]) == ("internal error", 3, [])
+    result.stdout.fnmatch_lines(["INTERNAL ERROR before any case ran: xdist worker gw0 could not start: UsageError: "
+                                 "--stage-module worker_only_fails: ImportError: not on this worker's path "
+                                 "(worker_only_fails.py:4) · ran: nothing *"])
+    assert "NOTHING RAN" not in result.stdout.str()
 
 
 BENCHMARKED = """
