@@ -169,6 +169,9 @@ def _ab(args: argparse.Namespace) -> int:
     """The A/B run into ``--out``, claimed first."""
     if args.rounds < 1:
         raise HarnessUsageError(f"--rounds {args.rounds}: at least 1")
+    for option, fraction in (("--plant-b-slowdown", args.plant_b_slowdown), ("--plant-b-compile-delay", args.plant_b_compile_delay)):
+        if fraction is not None and not 0 < fraction < 1:
+            raise HarnessUsageError(f"{option} {fraction}: a fraction between 0 and 1 (0.01 plants 1%)")
     plants = (*(("--plant-slowdown", str(args.plant_b_slowdown)) if args.plant_b_slowdown else ()),
               *(("--plant-compile-delay", str(args.plant_b_compile_delay)) if args.plant_b_compile_delay else ()),
               *(("--plant-leak",) if args.plant_b_leak else ()))

@@ -118,3 +118,12 @@ def test_a_runs_host_costs_are_listed_in_its_summary_and_survive_results_json():
                                       host_costs=[figure])])
     assert "| import cutlass.cute | 2.2 s | 3 | `test_import_time` |" in summary.render(run)
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))).cases[0].host_costs == [figure]
+
+
+@pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--plant-b-slowdown", "-0.01"),
+                                                ("--plant-b-compile-delay", "1.5")])
+def test_a_bad_value_is_one_line_before_any_worker_starts(tmp_path, capsys, option, value):
+    out = tmp_path / "out"
+    assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(out), option, value]) == 4
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"reports ab: {option} ") and not out.exists()
