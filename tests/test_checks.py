@@ -136,6 +136,16 @@ def test_untouched_buffer_passes():
     checks.check_untouched("c", "c", _placed(), SENTINEL)
 
 
+@pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("offset", [0, 1], ids=["at-boundary", "offset"])
+def test_an_empty_unguarded_buffer_passes(shape, offset):
+    """The sanitizer's placements end with their tensor: an empty one's buffer may hold no byte
+    (a 0x0 case with an offset A under memcheck once failed here, reshaping 0 bytes)."""
+    placed = tensors.place(shape, (shape[1], 1), torch.float16, offset, "cpu", guarded=False)
+    placed.buffer.view(torch.uint8).fill_(0xA5)
+    checks.check_untouched("empty", "a", placed, SENTINEL)
+
+
 @pytest.mark.parametrize(
     ("where", "offset", "message"),
     [
