@@ -3,6 +3,7 @@
 import pytest
 
 from fixtures.cases import matrix
+from fixtures.plugin import gpus
 from fixtures.plugin.schedule import SignatureScheduling, heaviest_first, scope_of
 
 pytestmark = pytest.mark.harness
@@ -95,11 +96,17 @@ def test_a_replacement_worker_still_collecting_waits_for_its_collection(pytestco
     assert sorted(first.sent + second.sent + late.sent, key=int) == [str(i) for i in range(8)]
 
 
-def test_every_large_case_is_in_one_unit_planted_ones_too():
-    """One worker runs the large cases one after another: none competes with another for memory."""
-    large = [c.id for c in matrix.cases("gpu") if matrix.is_large(c)]
-    assert large and {scope_of(_nodeid(i)) for i in large} == {"large"}
+def test_every_case_past_a_workers_reserve_is_in_one_unit_planted_ones_too():
+    """One worker runs the cases that hold more than a worker's reserve one after another: none
+    competes with another for memory; a large case within the reserve goes by its signature."""
+    large = [c for c in matrix.cases("gpu") if matrix.is_large(c)]
+    past = [c.id for c in large if matrix.device_bytes(c) > gpus.WORKER_RESERVE]
+    within = [c.id for c in large if matrix.device_bytes(c) <= gpus.WORKER_RESERVE]
+    assert past and {scope_of(_nodeid(i)) for i in past} == {"large"}
+    assert all(c.shape == matrix.HUGE for c in large if c.id in past)
+    assert within and "large" not in {scope_of(_nodeid(i)) for i in within}
     assert scope_of(_nodeid("planted_flat_int32_index-i8-align16-static-32832x65536")) == "large"
+    assert scope_of(_nodeid("planted_flat_int32_index-i8-align16-static-65600x1024")) != "large"
 
 
 def test_units_go_out_heaviest_first():
