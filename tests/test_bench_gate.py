@@ -4,6 +4,7 @@ and the one private pytest-benchmark call the tier relies on."""
 import json
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -171,6 +172,66 @@ def test_override_replaces_the_derived_threshold():
     assert (wide.verdict, wide.threshold_pct) == ("same", 6.0)
     narrow = gate.judge(measured(97.0), quiet_reference(100.0, 95.0, 105.0), override=1.0)
     assert (narrow.verdict, narrow.threshold_pct) == ("slower", 1.0)
+
+
+class Measurements:
+    """``remeasured``'s "measure more": measurement n's figure over every placement so far is ``rates[n - 1]``."""
+
+    def __init__(self, *rates: float) -> None:
+        self.rates, self.asked = rates, []
+
+    def __call__(self, measurement: int) -> BandwidthRecord:
+        self.asked.append(measurement)
+        return measured(self.rates[measurement - 1], measurements=measurement)
+
+
+def judge_against(*runs: float):
+    """The board's own judge over quiet starts at ``runs`` GB/s (a 0.5% floor at the bandwidth size)."""
+    return lambda record: gate.judge(record, quiet_reference(*runs))
+
+
+@pytest.mark.parametrize(("rate", "verdict"), [(100.0, "same"), (102.0, "faster")])
+def test_a_first_verdict_other_than_slower_stands_without_measuring_again(rate, verdict):
+    measure = Measurements(rate)
+    judged = gate.remeasured(measure, judge_against(100.0, 100.0, 100.0))
+    assert (judged.verdict, judged.measurements, measure.asked) == (verdict, 1, [1])
+    assert gate.slower_failure(judged, 8) is None
+
+
+def test_a_case_without_a_baseline_is_new_after_one_measurement():
+    measure = Measurements(50.0)
+    judged = gate.remeasured(measure, lambda record: gate.judge(record, None))
+    assert (judged.verdict, measure.asked) == ("new", [1])
+
+
+def test_a_first_slower_is_measured_again_and_judged_on_every_placement_so_far():
+    """One placement set's luck: 2% slow at first, the same over both measurements' placements."""
+    measure = Measurements(98.0, 99.8)
+    judged = gate.remeasured(measure, judge_against(100.0, 100.0, 100.0))
+    assert (judged.verdict, judged.measurements, judged.gbps, measure.asked) == ("same", 2, 99.8, [1, 2])
+    assert gate.slower_failure(judged, 16) is None
+
+
+def test_slower_in_every_measurement_fails_after_the_last():
+    measure = Measurements(*[98.0] * gate.MEASUREMENTS)
+    judged = gate.remeasured(measure, judge_against(100.0, 100.0, 100.0))
+    assert (judged.verdict, judged.measurements) == ("slower", gate.MEASUREMENTS)
+    assert measure.asked == list(range(1, gate.MEASUREMENTS + 1))
+    assert gate.slower_failure(judged, 16) == (
+        "naive-bf16: 98.0 GB/s is 2.00% below its board's baseline of 100.0 GB/s (threshold 0.50%, "
+        f"over 16 placements in {gate.MEASUREMENTS} measurements)")
+
+
+def test_a_traveling_verdict_fails_naming_its_yardstick_and_a_drill_its_planted_slowdown():
+    yardstick = measured(200.0, case="torch_add-bf16-8x8", stage="torch_add")
+    ratio = baseline.RatioReference("naive-bf16", "torch_add-bf16-8x8", (0.5, 0.5, 0.5), 0.0)
+    measure = Measurements(95.0, 96.0)
+    judged = gate.remeasured(lambda n: replace(measure(n), planted_slowdown=0.05),
+                             lambda record: gate.judge_traveling(record, ratio, yardstick))
+    assert (judged.verdict, measure.asked) == ("slower", [1, 2])
+    assert gate.slower_failure(judged, 6) == (
+        "naive-bf16: 96.0 GB/s is 4.00% below the 100.0 GB/s its yardstick torch_add-bf16-8x8 (200.0 GB/s on this GPU) "
+        "predicts (traveling verdict) (threshold 2.00%, over 6 placements in 2 measurements, 5.00% planted)")
 
 
 # --- reports/baseline.py -----------------------------------------------------------------
