@@ -136,7 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from fixtures.dsl.compat import drift_report
         from fixtures.dsl.environment import fingerprint
 
-        state.fingerprint = fingerprint().as_dict()
+        state.fingerprint = fingerprint()
         if not worker:  # the controller's recorder reports it
             state.api_drift = [ApiDrift(**vars(r), drifted=r.drifted) for r in drift_report()]
         board = state.pinned.board() if state.pinned else None

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reports import atomic
-from reports.model import Board
+from reports.model import Board, Fingerprint
 from reports.usage import HarnessUsageError
 
 FOLDER = Path(__file__).parent / "baselines"
@@ -181,7 +181,7 @@ class RatioReference:
 @dataclass
 class Baseline:
     path: Path
-    fingerprint: dict
+    fingerprint: Fingerprint
     document: dict  # the pytest-benchmark JSON, with the runs list
     runs: list[SavedRun]
 
@@ -229,13 +229,13 @@ class Baseline:
         return RatioReference(case, yardstick, ratios, statistics.median(errors))
 
 
-def slug(fp: dict) -> str:
+def slug(fp: Fingerprint) -> str:
     """A file name naming the install: GPU, driver, CUDA, DSL and torch."""
-    text = f"{fp['gpu']}-driver{fp['driver']}-cuda{fp['driver_cuda']}-dsl{fp['dsl']}-torch{fp['torch']}"
+    text = f"{fp.gpu}-driver{fp.driver}-cuda{fp.driver_cuda}-dsl{fp.dsl}-torch{fp.torch}"
     return re.sub(r"[^A-Za-z0-9.]+", "_", text).strip("_")
 
 
-def default_path(fp: dict, folder: Path = FOLDER) -> Path:
+def default_path(fp: Fingerprint, folder: Path = FOLDER) -> Path:
     return folder / f"{slug(fp)}.json"
 
 
@@ -246,9 +246,13 @@ def load(path: Path) -> Baseline:
         raise BaselineError(f"baseline {path}: cannot read it ({exc.strerror or exc})") from None
     except json.JSONDecodeError as exc:
         raise BaselineError(f"baseline {path}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    fp = document.get("machine_info", {}).get(FINGERPRINT_KEY) if isinstance(document, dict) else None
-    if not isinstance(fp, dict) or "gpu" not in fp:
+    recorded = document.get("machine_info", {}).get(FINGERPRINT_KEY) if isinstance(document, dict) else None
+    if not isinstance(recorded, dict) or "gpu" not in recorded:
         raise BaselineError(f"baseline {path}: no machine_info.{FINGERPRINT_KEY}; not a baseline this harness saved")
+    try:
+        fp = Fingerprint.from_json(recorded, f"machine_info.{FINGERPRINT_KEY}")
+    except ValueError as exc:
+        raise BaselineError(f"baseline {path}: {exc}") from None
     benchmarks = document.get("benchmarks")
     if not isinstance(benchmarks, list):
         raise BaselineError(f"baseline {path}: no benchmarks list")
@@ -296,15 +300,15 @@ def _runs(path: Path, document: dict) -> list[SavedRun]:
     return loaded
 
 
-def check_comparable(baseline: Baseline, fp: dict) -> None:
-    if baseline.fingerprint["gpu"] != fp["gpu"]:
+def check_comparable(baseline: Baseline, fp: Fingerprint) -> None:
+    if baseline.fingerprint.gpu != fp.gpu:
         raise BaselineError(
-            f"baseline {baseline.path.name} was recorded on {baseline.fingerprint['gpu']}, this run is on {fp['gpu']}: "
+            f"baseline {baseline.path.name} was recorded on {baseline.fingerprint.gpu}, this run is on {fp.gpu}: "
             "bandwidth is not comparable across GPU models"
         )
 
 
-def select(choice: str, fp: dict, folder: Path = FOLDER) -> tuple[Baseline | None, str]:
+def select(choice: str, fp: Fingerprint, folder: Path = FOLDER) -> tuple[Baseline | None, str]:
     """The baseline ``--bandwidth-baseline`` names (``auto``: the one for this install, if any;
     ``none``: no comparison) and a line saying what was chosen."""
     if choice == "none":
@@ -342,7 +346,7 @@ def machine_start() -> str:
         return ""
 
 
-def merge(document: dict, fp: dict, previous: Baseline | None, run: SavedRun, replace: bool = False,
+def merge(document: dict, fp: Fingerprint, previous: Baseline | None, run: SavedRun, replace: bool = False,
           same_start: bool = False) -> dict:
     """The baseline to save: ``document`` (this run's pytest-benchmark JSON) plus the cases of
     ``previous`` it did not measure, and ``run`` added to ``previous``'s runs, when ``previous``
@@ -350,7 +354,7 @@ def merge(document: dict, fp: dict, previous: Baseline | None, run: SavedRun, re
     from the same board and machine start as ``run`` gives way to it (starts, not saves, are
     what count) unless ``same_start`` keeps it (a runner that is not restarted between its
     baseline runs); so do runs measured by another method than ``run``'s."""
-    document = {**document, "machine_info": {**document.get("machine_info", {}), FINGERPRINT_KEY: fp}}
+    document = {**document, "machine_info": {**document.get("machine_info", {}), FINGERPRINT_KEY: fp.to_json()}}
     if previous is None or replace or slug(previous.fingerprint) != slug(fp):
         return {**document, RUNS_KEY: [run.to_json()]}
     measured = {b["extra_info"]["case"] for b in document["benchmarks"]}
@@ -379,16 +383,17 @@ def board_of(document: dict) -> Board | None:
     return Board.from_json(board) if board else None
 
 
-def by_install(documents: list[dict]) -> list[tuple[dict, list[dict]]]:
+def by_install(documents: list[dict]) -> list[tuple[Fingerprint, list[dict]]]:
     """The bench documents of one run (one per GPU that measured, each one board's run) grouped
     by install, with its fingerprint: each install's baseline gets one run per board."""
-    grouped: dict[str, list[dict]] = {}
+    grouped: dict[str, tuple[Fingerprint, list[dict]]] = {}
     for document in documents:
-        grouped.setdefault(slug(document["machine_info"][FINGERPRINT_KEY]), []).append(document)
-    return [(group[0]["machine_info"][FINGERPRINT_KEY], group) for group in grouped.values()]
+        fp = Fingerprint.from_json(document["machine_info"][FINGERPRINT_KEY])
+        grouped.setdefault(slug(fp), (fp, []))[1].append(document)
+    return list(grouped.values())
 
 
-def merge_runs(documents: list[dict], fp: dict, previous: Baseline | None, path: Path, boot_id: str,
+def merge_runs(documents: list[dict], fp: Fingerprint, previous: Baseline | None, path: Path, boot_id: str,
                replace: bool = False, same_start: bool = False) -> dict:
     """``documents`` (one install's, one per board) merged into ``previous`` one after another,
     each a run of its board (``replace`` starts the file over with the first)."""

@@ -32,8 +32,8 @@ def load(path: Path) -> RunResult:
 
 def render(a: RunResult, b: RunResult, name_a: str, name_b: str, threshold_pct: float = 5.0) -> str:
     """The differences, most important first; a section appears only when it has something to say."""
-    lines = [f"# {name_a} → {name_b}", "", f"- A: `{name_a}` (dsl {a.fingerprint.get('dsl', '?')})",
-             f"- B: `{name_b}` (dsl {b.fingerprint.get('dsl', '?')})", ""]
+    lines = [f"# {name_a} → {name_b}", "", f"- A: `{name_a}` (dsl {a.fingerprint.dsl or '?'})",
+             f"- B: `{name_b}` (dsl {b.fingerprint.dsl or '?'})", ""]
     lines += _status(a, b)
     lines += _fingerprint(a, b)
     lines += _outcomes(a, b)
@@ -55,12 +55,11 @@ def _status(a: RunResult, b: RunResult) -> list[str]:
 
 
 def _fingerprint(a: RunResult, b: RunResult) -> list[str]:
-    fields = list(dict.fromkeys([*a.fingerprint, *b.fingerprint]))
-    changed = [f for f in fields if a.fingerprint.get(f) != b.fingerprint.get(f)]
+    changed = a.fingerprint.changed(b.fingerprint)
     if not changed:
         return ["Same install fingerprint.", ""]
     lines = ["## Install", "", "| field | A | B |", "|---|---|---|"]
-    lines += [f"| {f} | {a.fingerprint.get(f, '–')} | {b.fingerprint.get(f, '–')} |" for f in changed]
+    lines += [f"| {f} | {getattr(a.fingerprint, f) or '–'} | {getattr(b.fingerprint, f) or '–'} |" for f in changed]
     return lines + [""]
 
 

@@ -111,9 +111,8 @@ def _check_against(drill: RunResult, against: RunResult) -> None:
     figures would measure the difference between two machines, not the drill."""
     if any(c.bandwidth.planted_slowdown is not None for c in against.bench_cases()):
         raise ValueError("--against: a drill run (its cases were planted), not the A/A run")
-    changed = [f"{key} {against.fingerprint.get(key)} (drill: {drill.fingerprint.get(key)})"
-               for key in sorted(drill.fingerprint.keys() | against.fingerprint.keys())
-               if drill.fingerprint.get(key) != against.fingerprint.get(key)]
+    changed = [f"{key} {getattr(against.fingerprint, key)} (drill: {getattr(drill.fingerprint, key)})"
+               for key in drill.fingerprint.changed(against.fingerprint)]
     if changed:
         raise ValueError(f"--against: a run of another install: {', '.join(changed)}")
     gpus = {c.gpu for c in drill.cases if c.bandwidth}

@@ -26,12 +26,17 @@ the same GPU in the same run (``yardstick``), against that ratio over every boar
 ``TRAVEL_FLOOR_PCT`` from the ratio's spread across hosts (docs/bandwidth.md, "A fleet of
 runners"). It is coarser, and blind by construction to whatever slows the yardstick as much as
 the case (a driver, the clocks, the board): only a board's own runs see that.
+
+Whatever the basis, a first "slower" is not the verdict yet (``remeasured``): the case is
+measured again on placements of its own and judged on every placement so far, up to
+``MEASUREMENTS``; only a case still "slower" then fails (``slower_failure``).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from reports.baseline import MIN_RUNS, CaseReference, Figures, RatioReference
@@ -42,6 +47,7 @@ NOISE_SIGMAS = 3.0
 FLOOR_PCT = {"bandwidth": 0.5, "launch": 2.0}  # by size family (BandwidthRecord.size)
 FEW_RUNS_FLOOR_PCT = 4.0
 TRAVEL_FLOOR_PCT = {"bandwidth": 2.0, "launch": 4.0}  # the traveling verdict's, by size family
+MEASUREMENTS = 2  # a case's first measurement, and the one more a "slower" verdict waits for
 
 
 def threshold_pct(now: Figures, ref: CaseReference, size: str) -> float:
@@ -128,3 +134,31 @@ def _figures(record: BandwidthRecord) -> Figures:
 
 def _verdict(delta: float, threshold: float) -> str:
     return "slower" if delta < -threshold else "faster" if delta > threshold else "same"
+
+
+def remeasured(measure: Callable[[int], BandwidthRecord], judge: Callable[[BandwidthRecord], BandwidthRecord]
+               ) -> BandwidthRecord:
+    """A case's verdict under the re-measure policy: ``measure(1)`` judged, and while the verdict
+    is "slower", ``measure(n)`` (the figures over the placements of measurements 1 to n, the new
+    ones placed apart from those held) judged again, up to ``MEASUREMENTS``. A real regression is
+    slow wherever the operands sit; one placement set's luck is averaged away. Returns the last
+    judged record: "slower" only where every measurement was."""
+    for measurement in range(1, MEASUREMENTS + 1):
+        record = judge(measure(measurement))
+        if record.verdict != "slower":
+            break
+    return record
+
+
+def slower_failure(record: BandwidthRecord, placements: int) -> str | None:
+    """Why a case judged (``remeasured``) over ``placements`` fails, in one line; None unless it
+    is "slower"."""
+    if record.verdict != "slower":
+        return None
+    planted = f", {100 * record.planted_slowdown:.2f}% planted" if record.planted_slowdown else ""
+    against = (f"the {record.baseline_gbps:.1f} GB/s its yardstick {record.yardstick} "
+               f"({record.yardstick_gbps:.1f} GB/s on this GPU) predicts (traveling verdict)"
+               if record.basis == "traveling" else f"its board's baseline of {record.baseline_gbps:.1f} GB/s")
+    return (f"{record.case}: {record.gbps:.1f} GB/s is {-record.delta_pct:.2f}% below {against} "
+            f"(threshold {record.threshold_pct:.2f}%, over {placements} placements in "
+            f"{record.measurements} measurements{planted})")

@@ -15,23 +15,23 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from reports import report_files
-from reports.model import BAD_OUTCOMES, CaseResult, MergedRun, RunResult, install_key, install_name
+from reports.model import BAD_OUTCOMES, CaseResult, Fingerprint, MergedRun, RunResult
 
 _PASSING_EXITS = (0, 1, 5)  # exits a merged report recomputes from its cases; others (2, 3, 4) carry over
 
 
 def merge(runs: list[tuple[str, RunResult]], mixed_installs: bool = False) -> RunResult:
     """One run from ``runs`` (named, in order); ValueError says in one line why not."""
-    installs = {install_key(run.fingerprint): name for name, run in runs}
+    installs = {run.fingerprint.install_key(): name for name, run in runs}
     if len(installs) > 1 and not mixed_installs:
-        named = "; ".join(f"{install_name(run.fingerprint)} in {name}" for name, run in runs)
+        named = "; ".join(f"{run.fingerprint.install_name()} in {name}" for name, run in runs)
         raise ValueError(f"the runs are of different installs ({named}); pass --mixed-installs to merge them anyway")
     cases: dict[tuple, CaseResult] = {}
     replaced = 0
     for source, (_, run) in enumerate(runs):
         for case in run.cases:
             gpu = run.gpu(case.gpu)
-            key = (case.nodeid, gpu.name if gpu else run.fingerprint.get("gpu"), install_key(run.fingerprint))
+            key = (case.nodeid, gpu.name if gpu else run.fingerprint.gpu, run.fingerprint.install_key())
             replaced += key in cases
             cases[key] = CaseResult(**{**vars(case), "source": source})
     first = runs[0][1]
@@ -73,16 +73,18 @@ def _rerun_by(index: int, runs: list[tuple[str, RunResult]]) -> str | None:
     _, run = runs[index]
     ids = {c.nodeid for c in run.cases}
     for name, later in runs[index + 1:]:
-        if (later.status == "complete" and install_key(later.fingerprint) == install_key(run.fingerprint)
+        if (later.status == "complete" and later.fingerprint.install_key() == run.fingerprint.install_key()
                 and (later.collected or 0) >= (run.collected or 0) and ids <= {c.nodeid for c in later.cases}):
             return name
     return None
 
 
-def _joined(fingerprints: list[dict]) -> dict[str, str]:
-    """Each field once where the runs agree, else their values joined with " + "."""
-    fields = dict.fromkeys(f for fp in fingerprints for f in fp)
-    return {f: " + ".join(dict.fromkeys(fp.get(f, "?") for fp in fingerprints)) for f in fields}
+def _joined(fingerprints: list[Fingerprint]) -> Fingerprint:
+    """Each field once where the runs agree, else their values joined with " + " ("?" for a run
+    that does not record it); a field no run records stays unrecorded."""
+    recorded = [fp.to_json() for fp in fingerprints]
+    fields = dict.fromkeys(f for fp in recorded for f in fp)
+    return Fingerprint.from_json({f: " + ".join(dict.fromkeys(fp.get(f, "?") for fp in recorded)) for f in fields})
 
 
 def _exit_status(run: RunResult, exits: list[int | None]) -> int:
@@ -126,7 +128,7 @@ def _where(run: RunResult, case: CaseResult) -> str:
     source = run.merged_from[case.source] if case.source is not None else None
     fp = source.fingerprint if source else run.fingerprint
     gpu = run.gpu(case.gpu)
-    return f"{gpu.name if gpu else fp.get('gpu', '?')}, dsl {fp.get('dsl', '?')}, torch {fp.get('torch', '?')}"
+    return f"{gpu.name if gpu else fp.gpu or '?'}, dsl {fp.dsl or '?'}, torch {fp.torch or '?'}"
 
 
 def write(run: RunResult, out: Path) -> list[Path]:

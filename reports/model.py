@@ -43,20 +43,71 @@ def torch_add_case(dtype: str, shape) -> str:
     return f"torch_add-{dtype}-{shape[0]}x{shape[1]}"
 
 
-# what "the same install" means: the compiler lane (legacy or extension, CUTE_DSL_USE_EXTENSION_COMPILER)
-# too, so the two lanes' runs stand side by side in a merge and a difference between them shows
-INSTALL_FIELDS = ("dsl", "dsl_libs", "dsl_cuda", "torch", "torch_cuda", "compiler")
 EXTENSION_COMPILER, LEGACY_COMPILER = "extension", "legacy"  # the fingerprint's compiler, the two lanes
+NO_GPU = "no GPU"  # the fingerprint's gpu on a machine without one
 
 
-def install_key(fingerprint: dict) -> tuple:
-    # a record written before the compiler field came from a legacy-lane run (the only lane then)
-    return tuple(fingerprint.get(f, LEGACY_COMPILER if f == "compiler" else None) for f in INSTALL_FIELDS)
+@dataclass(frozen=True)
+class Fingerprint:
+    """The install a run ran on, what reports and baselines are keyed by (gathered by
+    ``fixtures.dsl.environment.fingerprint``). Every field is a plain string, or None where a
+    record does not say: one written before the field existed, or a run its install stopped at
+    start (dsl, dsl_libs, torch and python alone). On disk: an object of the fields it records."""
 
+    dsl: str | None = None
+    dsl_libs: str | None = None  # the flavour of the build loaded ("cu13"), "bundled" for an untagged one
+    dsl_loader: str | None = None  # what was installed beside it, and why the DSL's loader took it
+    dsl_cuda: str | None = None
+    compiler: str | None = None  # the compiler an ordinary cute.compile goes through: "extension", "legacy" or "unknown"
+    torch: str | None = None
+    torch_cuda: str | None = None
+    tvm_ffi: str | None = None  # apache-tvm-ffi's version: what the TVM-FFI call path runs through
+    driver: str | None = None
+    driver_cuda: str | None = None
+    gpu: str | None = None
+    compute_capability: str | None = None
+    python: str | None = None
 
-def install_name(fingerprint: dict) -> str:
-    lane = ", extension compiler" if fingerprint.get("compiler") == EXTENSION_COMPILER else ""
-    return f"dsl {fingerprint.get('dsl', '?')}, torch {fingerprint.get('torch', '?')}{lane}"
+    def install_key(self) -> tuple:
+        """What "the same install" means: the DSL, its build, torch and the compiler lane too, so the
+        two lanes' runs stand side by side in a merge and a difference between them shows (a record
+        written before the compiler field came from a legacy-lane run, the only lane then)."""
+        return (self.dsl, self.dsl_libs, self.dsl_cuda, self.torch, self.torch_cuda, self.compiler or LEGACY_COMPILER)
+
+    def install_name(self) -> str:
+        """The install in a few words: ``dsl 4.8.1, torch 2.11.0+cu130[, extension compiler]``."""
+        lane = ", extension compiler" if self.compiler == EXTENSION_COMPILER else ""
+        return f"dsl {self.dsl or '?'}, torch {self.torch or '?'}{lane}"
+
+    def changed(self, other: Fingerprint) -> list[str]:
+        """The fields either records in which ``other`` differs, in field order."""
+        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
+
+    def header_lines(self) -> list[str]:
+        """The report header's lines of a gathered (complete) fingerprint."""
+        return [
+            f"cute-dsl: {self.dsl} (libs: {self.dsl_libs}; built for CUDA {self.dsl_cuda}; "
+            f"compiler: {self.compiler}; {self.dsl_loader})",
+            f"torch: {self.torch} (CUDA {self.torch_cuda}); apache-tvm-ffi: {self.tvm_ffi}; python {self.python}",
+            f"driver: {self.driver} (CUDA {self.driver_cuda}); gpu: {self.gpu}"
+            + (f" (sm_{self.compute_capability.replace('.', '')})" if self.gpu != NO_GPU else ""),
+        ]
+
+    def to_json(self) -> dict[str, str]:
+        """The fields it records, in field order."""
+        return {name: value for name, value in asdict(self).items() if value is not None}
+
+    @classmethod
+    def from_json(cls, data, where: str = "fingerprint") -> Fingerprint:
+        """A fingerprint as any report or baseline wrote it (fields it lacks are None, fields this
+        harness no longer knows are dropped); ValueError says in one line why not."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        wrong = [k for k, v in data.items() if k in known and not isinstance(v, str)]
+        if wrong:
+            raise ValueError(f"{where}: {', '.join(wrong)} not a string")
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
@@ -290,7 +341,7 @@ class BaselineInfo:
     starts), or why none (``note``)."""
 
     path: str = ""
-    fingerprint: dict[str, str] = field(default_factory=dict)
+    fingerprint: Fingerprint = field(default_factory=Fingerprint)
     runs: int | None = None
     note: str = ""
 
@@ -302,7 +353,7 @@ class MergedRun:
     path: str
     host: str
     started: str
-    fingerprint: dict[str, str]
+    fingerprint: Fingerprint
     status: str
     exit_status: int | None
     cases: int
@@ -356,7 +407,7 @@ class InstallFinding:
 
 @dataclass
 class RunResult:
-    fingerprint: dict[str, str]
+    fingerprint: Fingerprint
     arch: str
     started: str
     finished: str = ""
@@ -408,7 +459,13 @@ class RunResult:
         return sorted(bench, key=key)
 
     def to_json(self) -> dict:
-        return {"schema": SCHEMA, **asdict(self), "counts": dict(self.counts()), "not_run": self.not_run}
+        data = asdict(self)
+        # each fingerprint as the fields it records (asdict would write the others as null)
+        data["fingerprint"] = self.fingerprint.to_json()
+        data["baseline"]["fingerprint"] = self.baseline.fingerprint.to_json()
+        for merged, written in zip(self.merged_from, data["merged_from"]):
+            written["fingerprint"] = merged.fingerprint.to_json()
+        return {"schema": SCHEMA, **data, "counts": dict(self.counts()), "not_run": self.not_run}
 
     @classmethod
     def from_json(cls, data) -> RunResult:
@@ -419,6 +476,7 @@ class RunResult:
         if schema not in READABLE_SCHEMAS:
             raise ValueError(f"unknown schema {schema!r} (readable: {', '.join(READABLE_SCHEMAS)})")
         run = _build(cls, data, "run")
+        run.fingerprint = Fingerprint.from_json(run.fingerprint)
         if run.status not in STATUSES:
             raise ValueError(f"unknown status {run.status!r} (known: {', '.join(STATUSES)})")
         cases = data.get("cases")
@@ -427,7 +485,8 @@ class RunResult:
         run.cases = [_case(c, f"case {i}") for i, c in enumerate(cases)]
         run.gpus = [_build(GpuRecord, g, f"gpu {i}") for i, g in enumerate(run.gpus)]
         run.merged_from = [_build(MergedRun, m, f"merged run {i}") for i, m in enumerate(run.merged_from)]
-        for merged in run.merged_from:
+        for i, merged in enumerate(run.merged_from):
+            merged.fingerprint = Fingerprint.from_json(merged.fingerprint, f"merged run {i} fingerprint")
             merged.compiles = _build(CompileTally, merged.compiles, "merged run compiles") if merged.compiles else None
         run.api_drift = [_build(ApiDrift, d, f"api drift {i}") for i, d in enumerate(run.api_drift)]
         run.deprecations = [_build(Deprecation, d, f"deprecation {i}") for i, d in enumerate(run.deprecations)]
@@ -435,6 +494,7 @@ class RunResult:
         run.compiles = _build(CompileTally, run.compiles, "compiles") if run.compiles else None  # {} before: none
         if isinstance(run.baseline, dict):  # absent from the earliest schema: the default stands
             run.baseline = _build(BaselineInfo, run.baseline, "baseline")
+            run.baseline.fingerprint = Fingerprint.from_json(data["baseline"].get("fingerprint", {}), "baseline fingerprint")
         return run
 
 

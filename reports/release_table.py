@@ -47,7 +47,7 @@ def render(runs: list[RunResult]) -> str:
     note for every cell that is not simply one complete run's."""
     per_release: dict[tuple[str, str], dict[str, list[tuple[RunResult, Counter]]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
-        row = per_release[(run.fingerprint.get("dsl", "?"), torch_release(run.fingerprint.get("torch", "?")))]
+        row = per_release[(run.fingerprint.dsl or "?", torch_release(run.fingerprint.torch or "?"))]
         by_tier: dict[str, Counter] = defaultdict(Counter)
         for case in run.cases:
             by_tier[case.tier][case.outcome] += 1

@@ -62,7 +62,7 @@ def render(run: RunResult, case: CaseResult) -> str:
         f"# the harness saw: {(case.message.splitlines() or [spec.failure])[0]}",
         f"# kernel: {spec.launch_module}.{spec.launch_function}",
         "# install it failed on:",
-        *[f"#   {key}: {value}" for key, value in sorted(run.fingerprint.items())],
+        *[f"#   {key}: {value}" for key, value in sorted(run.fingerprint.to_json().items())],
     ]
     footer = [
         "",

@@ -21,8 +21,6 @@ from reports.model import (
     BandwidthRecord,
     CaseResult,
     RunResult,
-    install_key,
-    install_name,
 )
 
 # what each tier's cases check, a line each under the tier table (the README's "Tiers and picking cases")
@@ -82,7 +80,7 @@ def verdict(run: RunResult) -> str:
 
 def _gpus_in_use(run: RunResult) -> str:
     if len(run.gpus) <= 1:
-        return f"GPU: {run.fingerprint.get('gpu', '?')}"
+        return f"GPU: {run.fingerprint.gpu or '?'}"
     models = Counter(g.name for g in run.gpus)
     return "GPUs: " + ", ".join(f"{n} x {model}" for model, n in models.items())
 
@@ -122,7 +120,7 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     ``folder`` (the report folder) is what its reproducer commands name."""
     counts = run.counts()
     lines = ["# CuTe DSL conformance run", "", f"**{verdict(run)}**", ""]
-    lines += [f"- {k}: `{v}`" for k, v in run.fingerprint.items()]
+    lines += [f"- {k}: `{v}`" for k, v in run.fingerprint.to_json().items()]
     lines += [f"- arch: `{run.arch}`", f"- exit status: `{run.exit_status}`"]
     lines.append("- CUTE_DSL_* set by the user: " + (", ".join(f"`{k}={v}`" for k, v in run.environment.items()) or "none"))
     if run.compiles:
@@ -183,19 +181,19 @@ def _merged_from(run: RunResult) -> list[str]:
              "|---|---|---|---|---|---|---|---|---|"]
     for m in run.merged_from:
         fp = m.fingerprint
-        lines.append(f"| `{m.path}` | {m.host or '–'} | {fp.get('gpu', '?')} | {fp.get('dsl', '?')} | {fp.get('torch', '?')} "
+        lines.append(f"| `{m.path}` | {m.host or '–'} | {fp.gpu or '?'} | {fp.dsl or '?'} | {fp.torch or '?'} "
                      f"| {m.started} | {m.status} | {m.exit_status} | {m.cases} |")
     return lines
 
 
 def _per_install(run: RunResult) -> list[str]:
     """Outcome counts per install, for a report merged across installs (``merge --mixed-installs``)."""
-    if len({install_key(m.fingerprint) for m in run.merged_from}) < 2:
+    if len({m.fingerprint.install_key() for m in run.merged_from}) < 2:
         return []
     counts: dict[str, Counter] = {}
     for case in run.cases:
         fp = run.merged_from[case.source].fingerprint if case.source is not None else run.fingerprint
-        counts.setdefault(install_name(fp), Counter())[case.outcome] += 1
+        counts.setdefault(fp.install_name(), Counter())[case.outcome] += 1
     lines = ["", "## Outcomes per install", "", "| install | " + " | ".join(OUTCOMES) + " |",
              "|---" * (len(OUTCOMES) + 1) + "|"]
     return lines + [f"| {name} | " + " | ".join(str(c[o]) for o in OUTCOMES) + " |" for name, c in counts.items()]
@@ -391,7 +389,7 @@ def _bandwidth_context(run: RunResult, rows: list[BandwidthRecord]) -> str:
     peak = " / ".join(f"{p:.0f} GB/s" for p in sorted(peaks)) if peaks else "unknown"
     if run.baseline.path:
         base = f"baseline `{run.baseline.path}`"
-        dsl = run.baseline.fingerprint.get("dsl")
+        dsl = run.baseline.fingerprint.dsl
         runs = run.baseline.runs
         base += " (" + ", ".join(filter(None, [f"dsl {dsl}" if dsl else "", f"{runs} runs" if runs else ""])) + ")"
     else:

@@ -110,10 +110,10 @@ def test_an_install_that_is_not_there_is_one_line_before_anything_starts(tmp_pat
 
 def test_a_runs_host_costs_are_listed_in_its_summary_and_survive_results_json():
     from reports import summary
-    from reports.model import CaseResult, HostCost, RunResult
+    from reports.model import CaseResult, Fingerprint, HostCost, RunResult
 
     figure = HostCost("import cutlass.cute", "s", [2.0, 2.5, 2.2])
-    run = RunResult(fingerprint={"dsl": "4.8.1"}, arch="sm_90a", started="2026-11-26T10:00:00+00:00",
+    run = RunResult(fingerprint=Fingerprint(dsl="4.8.1"), arch="sm_90a", started="2026-11-26T10:00:00+00:00",
                     cases=[CaseResult("suites/compile/test_host_costs.py::test_import_time", "passed", "compile", 7.0,
                                       host_costs=[figure])])
     assert "| import cutlass.cute | 2.2 s | 3 | `test_import_time` |" in summary.render(run)

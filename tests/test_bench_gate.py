@@ -4,6 +4,7 @@ and the one private pytest-benchmark call the tier relies on."""
 import json
 import math
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from fixtures.dsl.environment import fingerprint
 from fixtures.plugin import bench_plugin
 from reports import baseline, gate
-from reports.model import BandwidthRecord, Board
+from reports.model import BandwidthRecord, Board, Fingerprint
 
 pytestmark = pytest.mark.harness
 
@@ -31,20 +32,20 @@ def measured(gbps: float, **fields) -> BandwidthRecord:
                               "bytes": 384, "rel_noise": 0.0, "ceiling_gbps": 200.0, "pct_ceiling": gbps / 2, **fields})
 
 
-def install(gpu: str = H100, **changes) -> dict:
-    """A fingerprint dict shaped like ``fixtures.dsl.environment.Fingerprint.as_dict()``."""
+def install(gpu: str = H100, **changes) -> Fingerprint:
+    """A fingerprint as the committed baselines record it (written before dsl_loader, compiler and tvm_ffi)."""
     fp = {
         "dsl": "4.8.1", "dsl_libs": "cu13", "dsl_cuda": "13.4", "torch": "2.11.0+cu130", "torch_cuda": "13.0",
         "driver": "580.159.04", "driver_cuda": "13.0", "gpu": gpu, "compute_capability": "9.0", "python": "3.12.3",
     }
-    return {**fp, **changes}
+    return Fingerprint(**{**fp, **changes})
 
 
-def document(fp: dict, *records: dict, runs: bool = True) -> dict:
+def document(fp: Fingerprint, *records: dict, runs: bool = True) -> dict:
     """A pytest-benchmark-like JSON document as ``--bandwidth-save`` writes it: one run of this
     harness's method (``runs=False``: as saved before runs were kept)."""
     doc = {
-        "machine_info": {baseline.FINGERPRINT_KEY: fp},
+        "machine_info": {baseline.FINGERPRINT_KEY: fp.to_json()},
         "benchmarks": [{"name": f"test_stage_bandwidth[{r['case']}]", "extra_info": r} for r in records],
     }
     return {**doc, baseline.RUNS_KEY: [baseline.run_of(doc, "2026-01-01", "start-0").to_json()]} if runs else doc
@@ -171,6 +172,66 @@ def test_override_replaces_the_derived_threshold():
     assert (wide.verdict, wide.threshold_pct) == ("same", 6.0)
     narrow = gate.judge(measured(97.0), quiet_reference(100.0, 95.0, 105.0), override=1.0)
     assert (narrow.verdict, narrow.threshold_pct) == ("slower", 1.0)
+
+
+class Measurements:
+    """``remeasured``'s "measure more": measurement n's figure over every placement so far is ``rates[n - 1]``."""
+
+    def __init__(self, *rates: float) -> None:
+        self.rates, self.asked = rates, []
+
+    def __call__(self, measurement: int) -> BandwidthRecord:
+        self.asked.append(measurement)
+        return measured(self.rates[measurement - 1], measurements=measurement)
+
+
+def judge_against(*runs: float):
+    """The board's own judge over quiet starts at ``runs`` GB/s (a 0.5% floor at the bandwidth size)."""
+    return lambda record: gate.judge(record, quiet_reference(*runs))
+
+
+@pytest.mark.parametrize(("rate", "verdict"), [(100.0, "same"), (102.0, "faster")])
+def test_a_first_verdict_other_than_slower_stands_without_measuring_again(rate, verdict):
+    measure = Measurements(rate)
+    judged = gate.remeasured(measure, judge_against(100.0, 100.0, 100.0))
+    assert (judged.verdict, judged.measurements, measure.asked) == (verdict, 1, [1])
+    assert gate.slower_failure(judged, 8) is None
+
+
+def test_a_case_without_a_baseline_is_new_after_one_measurement():
+    measure = Measurements(50.0)
+    judged = gate.remeasured(measure, lambda record: gate.judge(record, None))
+    assert (judged.verdict, measure.asked) == ("new", [1])
+
+
+def test_a_first_slower_is_measured_again_and_judged_on_every_placement_so_far():
+    """One placement set's luck: 2% slow at first, the same over both measurements' placements."""
+    measure = Measurements(98.0, 99.8)
+    judged = gate.remeasured(measure, judge_against(100.0, 100.0, 100.0))
+    assert (judged.verdict, judged.measurements, judged.gbps, measure.asked) == ("same", 2, 99.8, [1, 2])
+    assert gate.slower_failure(judged, 16) is None
+
+
+def test_slower_in_every_measurement_fails_after_the_last():
+    measure = Measurements(*[98.0] * gate.MEASUREMENTS)
+    judged = gate.remeasured(measure, judge_against(100.0, 100.0, 100.0))
+    assert (judged.verdict, judged.measurements) == ("slower", gate.MEASUREMENTS)
+    assert measure.asked == list(range(1, gate.MEASUREMENTS + 1))
+    assert gate.slower_failure(judged, 16) == (
+        "naive-bf16: 98.0 GB/s is 2.00% below its board's baseline of 100.0 GB/s (threshold 0.50%, "
+        f"over 16 placements in {gate.MEASUREMENTS} measurements)")
+
+
+def test_a_traveling_verdict_fails_naming_its_yardstick_and_a_drill_its_planted_slowdown():
+    yardstick = measured(200.0, case="torch_add-bf16-8x8", stage="torch_add")
+    ratio = baseline.RatioReference("naive-bf16", "torch_add-bf16-8x8", (0.5, 0.5, 0.5), 0.0)
+    measure = Measurements(95.0, 96.0)
+    judged = gate.remeasured(lambda n: replace(measure(n), planted_slowdown=0.05),
+                             lambda record: gate.judge_traveling(record, ratio, yardstick))
+    assert (judged.verdict, measure.asked) == ("slower", [1, 2])
+    assert gate.slower_failure(judged, 6) == (
+        "naive-bf16: 96.0 GB/s is 4.00% below the 100.0 GB/s its yardstick torch_add-bf16-8x8 (200.0 GB/s on this GPU) "
+        "predicts (traveling verdict) (threshold 2.00%, over 6 placements in 2 measurements, 5.00% planted)")
 
 
 # --- reports/baseline.py -----------------------------------------------------------------
@@ -300,7 +361,7 @@ def test_merge_keeps_unmeasured_cases_and_adds_the_run(tmp_path):
     this = {"machine_info": {"cpu": "x"}, "benchmarks": document(fp, record(20.0, case="b"), record(30.0, case="c"))["benchmarks"]}
     merged = baseline.merge(this, fp, previous, saved_run(this, "start-2"))
     assert cases(merged) == [("a", 1.0), ("b", 20.0), ("c", 30.0)]
-    assert merged["machine_info"] == {"cpu": "x", baseline.FINGERPRINT_KEY: fp}
+    assert merged["machine_info"] == {"cpu": "x", baseline.FINGERPRINT_KEY: fp.to_json()}
     loaded = baseline.load(write(tmp_path / "merged.json", merged))
     refs = loaded.references(loaded.current_runs)
     assert {case: [f.gbps for f in ref.runs] for case, ref in refs.items()} == {"a": [1.0], "b": [2.0, 20.0], "c": [30.0]}
@@ -324,7 +385,7 @@ def board(serial: str, **facts) -> Board:
                     "memory_clock_mhz": 2619, "power_limit_w": 700.0, "cpu": "Xeon 8480", **facts})
 
 
-def on_board(fp: dict, measured_on: Board, *records: dict) -> dict:
+def on_board(fp: Fingerprint, measured_on: Board, *records: dict) -> dict:
     """A bench process's document: the cases its GPU measured, naming its board."""
     doc = document(fp, *records, runs=False)
     doc["machine_info"][baseline.BOARD_KEY] = measured_on.to_json()
@@ -337,7 +398,7 @@ def test_each_board_of_a_run_saves_a_run_of_its_own_into_its_models_file(tmp_pat
     documents = [on_board(h100, board("A"), record(1.0, case="a")), on_board(h200, board("C"), record(2.0, case="a")),
                  on_board(h100, board("B"), record(3.0, case="a"))]
     grouped = baseline.by_install(documents)
-    assert [(fp["gpu"], len(docs)) for fp, docs in grouped] == [(H100, 2), ("NVIDIA H200", 1)]
+    assert [(fp.gpu, len(docs)) for fp, docs in grouped] == [(H100, 2), ("NVIDIA H200", 1)]
     path = tmp_path / "h100.json"
     baseline.save(path, baseline.merge_runs(grouped[0][1], h100, None, path, "start-1"))
     saved = baseline.load(path)
@@ -458,7 +519,7 @@ def test_merge_keeps_nothing_from_another_install(tmp_path, previous_fp):
     doc = {"benchmarks": document(fp, record(30.0, case="c"))["benchmarks"]}
     merged = baseline.merge(doc, fp, previous, saved_run(doc, "start-1"))
     assert cases(merged) == [("c", 30.0)]
-    assert merged["machine_info"][baseline.FINGERPRINT_KEY] == fp
+    assert merged["machine_info"][baseline.FINGERPRINT_KEY] == fp.to_json()
     assert [set(r["cases"]) for r in merged[baseline.RUNS_KEY]] == [{"c"}]
 
 

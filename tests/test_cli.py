@@ -9,14 +9,14 @@ import os
 import pytest
 
 from reports import __main__ as cli
-from reports.model import CaseResult, RunResult
+from reports.model import CaseResult, Fingerprint, RunResult
 
 pytestmark = pytest.mark.harness
 
 
 def a_run(tmp_path):
     path = tmp_path / "run.json"
-    path.write_text(json.dumps(RunResult(fingerprint={"dsl": "4.8.1"}, arch="sm_90a", started="2026-11-27T10:00:00+00:00",
+    path.write_text(json.dumps(RunResult(fingerprint=Fingerprint(dsl="4.8.1"), arch="sm_90a", started="2026-11-27T10:00:00+00:00",
                                          cases=[CaseResult("t::a", "passed", "host", 0.1)]).to_json()))
     return path
 

@@ -28,10 +28,10 @@ def section(text: str, title: str) -> list[str]:
 
 
 def test_install_fields_that_differ(text):
-    """Only the fingerprint fields that changed, A then B."""
+    """Only the fingerprint fields that changed, A then B, in the fingerprint's field order."""
     assert section(text, "## Install") == [
         "| field | A | B |", "|---|---|---|",
-        "| dsl | 4.5.3 | 4.8.1 |", "| dsl_cuda | 12.9 | 13.0 |", "| dsl_libs | bundled | cu13 |",
+        "| dsl | 4.5.3 | 4.8.1 |", "| dsl_libs | bundled | cu13 |", "| dsl_cuda | 12.9 | 13.0 |",
         "| torch | 2.9.1 | 2.13.0 |",
     ]
 

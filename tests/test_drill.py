@@ -9,7 +9,7 @@ import pytest
 
 from reports import __main__ as cli
 from reports import drill
-from reports.model import BandwidthRecord, CaseResult, GpuRecord, RunResult
+from reports.model import BandwidthRecord, CaseResult, Fingerprint, GpuRecord, RunResult
 
 pytestmark = pytest.mark.harness
 
@@ -25,7 +25,7 @@ def _case(name: str, size: str, gbps: float, verdict: str, planted: float | None
 
 
 def _run(*cases: CaseResult) -> RunResult:
-    return RunResult(fingerprint={}, arch="sm_90a", started="", cases=list(cases))
+    return RunResult(fingerprint=Fingerprint(), arch="sm_90a", started="", cases=list(cases))
 
 
 def test_every_planted_bandwidth_case_slower_proves_the_gate_and_says_what_was_measured():
@@ -105,7 +105,7 @@ def test_a_bench_case_that_failed_without_a_verdict_leaves_the_drill_unproved():
 
 @pytest.mark.parametrize(("against", "refusal"), [
     pytest.param(_run(_case("tv-16384x8192", "bandwidth", 2990.0, "slower")), "--against: a drill run", id="a-drill"),
-    pytest.param(RunResult(fingerprint={"driver": "590.1"}, arch="sm_90a", started="",
+    pytest.param(RunResult(fingerprint=Fingerprint(driver="590.1"), arch="sm_90a", started="",
                            cases=[_case("tv-16384x8192", "bandwidth", 3000.0, "same", None)]),
                  "--against: a run of another install: driver 590.1 (drill: None)", id="another-install"),
     pytest.param(_run(dataclasses.replace(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None), gpu="GPU-other")),
@@ -125,10 +125,10 @@ def test_a_run_of_several_gpus_is_proved_only_where_every_gpu_called_every_plant
     """Each GPU against its own A/A figures; one GPU's miss leaves the drill unproved, and names it."""
     gpus = [GpuRecord(i, f"GPU-{i}", "NVIDIA H100 80GB HBM3", 81559, 2619, "box") for i in range(2)]
     tv = _case("tv-16384x8192", "bandwidth", 2960.0, "slower", 0.0117, -1.2)
-    drill_run = RunResult(fingerprint={}, arch="sm_90a", started="", gpus=gpus,
+    drill_run = RunResult(fingerprint=Fingerprint(), arch="sm_90a", started="", gpus=gpus,
                           cases=[_on("GPU-0", tv), _on("GPU-1", dataclasses.replace(tv, bandwidth=dataclasses.replace(
                               tv.bandwidth, gbps=2900.0)), "traveling")])
-    aa_run = RunResult(fingerprint={}, arch="sm_90a", started="", gpus=gpus,
+    aa_run = RunResult(fingerprint=Fingerprint(), arch="sm_90a", started="", gpus=gpus,
                        cases=[_on("GPU-0", _case("tv-16384x8192", "bandwidth", 3000.0, "same", None)),
                               _on("GPU-1", _case("tv-16384x8192", "bandwidth", 2930.0, "same", None))])
     result = drill.judge(drill_run, aa_run)

@@ -12,7 +12,7 @@ import pytest
 from fixtures.dsl import compat
 from fixtures.plugin import install
 from reports import summary
-from reports.model import INSTALL_BROKEN_EXIT, InstallFinding, RunResult
+from reports.model import INSTALL_BROKEN_EXIT, Fingerprint, InstallFinding, RunResult
 
 pytestmark = pytest.mark.harness
 
@@ -171,7 +171,7 @@ def test_host_jit_is_skipped_only_where_it_is_known_not_to_run(monkeypatch):
 def test_the_verdict_of_a_broken_install_names_the_first_finding():
     found = [InstallFinding("files", "nvidia-cutlass-dsl-libs-core 4.8.1", "1 of its 208 files are not as installed", "`pip ...`"),
              InstallFinding("requirement", "numpy", "1.25.2 is below ...", "`pip install -r requirements.txt`")]
-    run = RunResult(fingerprint={}, arch="", started="", status="install broken", exit_status=INSTALL_BROKEN_EXIT, install=found)
+    run = RunResult(fingerprint=Fingerprint(), arch="", started="", status="install broken", exit_status=INSTALL_BROKEN_EXIT, install=found)
     assert summary.verdict(run) == ("INSTALL BROKEN: nvidia-cutlass-dsl-libs-core 4.8.1: 1 of its 208 files are not as installed; "
                                     "repair: `pip ...` (and 1 more: summary.md) · nothing ran")
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))).install == found

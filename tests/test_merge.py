@@ -8,7 +8,7 @@ import pytest
 
 from reports import __main__ as cli
 from reports import merge, summary
-from reports.model import BandwidthRecord, CaseResult, GpuRecord, RunResult
+from reports.model import BandwidthRecord, CaseResult, Fingerprint, GpuRecord, RunResult
 
 pytestmark = pytest.mark.harness
 
@@ -22,7 +22,7 @@ def gpu(index: int, name: str = "NVIDIA H100 80GB HBM3", host: str = "runner-a")
 
 def run_of(*cases: CaseResult, gpus=(), exit_status: int = 0, **fingerprint) -> RunResult:
     listed = list(gpus)
-    return RunResult(fingerprint={**INSTALL, **fingerprint}, arch="sm_90a", started="2026-11-24T03:00:00+00:00",
+    return RunResult(fingerprint=Fingerprint(**{**INSTALL, **fingerprint}), arch="sm_90a", started="2026-11-24T03:00:00+00:00",
                      finished="2026-11-24T03:05:00+00:00", exit_status=exit_status, cases=list(cases),
                      host=listed[0].host if listed else "runner-a", gpus=listed, collected=len(cases))
 
@@ -44,7 +44,7 @@ def test_runs_of_two_gpu_models_keep_both_results_of_a_case():
     merged = merge.merge([("a", a), ("b", b)])
     assert [(c.nodeid, c.gpu, c.source) for c in merged.cases] == [
         ("t::x", h100.uuid, 0), ("t::host", "", 0), ("t::x", h200.uuid, 1), ("t::host", "", 1)]
-    assert merged.fingerprint["gpu"] == "NVIDIA H100 80GB HBM3 + NVIDIA H200" and merged.fingerprint["dsl"] == "4.8.1"
+    assert merged.fingerprint.gpu == "NVIDIA H100 80GB HBM3 + NVIDIA H200" and merged.fingerprint.dsl == "4.8.1"
     assert merged.gpus == [h100, h200] and merged.passed
     assert [m.path for m in merged.merged_from] == ["a", "b"]
 

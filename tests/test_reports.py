@@ -1,5 +1,6 @@
 """Run reports: atomic writes, the summary a CI job shows, and how phase reports become outcomes."""
 
+import dataclasses
 import json
 import os
 import stat
@@ -11,7 +12,7 @@ import pytest
 
 from fixtures.plugin import collector
 
-from reports import atomic, summary
+from reports import atomic, baseline, summary
 from reports.model import (
     SCHEMA,
     TIERS,
@@ -21,6 +22,8 @@ from reports.model import (
     CaseRecord,
     CaseResult,
     CompileTally,
+    Fingerprint,
+    MergedRun,
     RunResult,
 )
 
@@ -82,7 +85,7 @@ NO_GPU = "no CUDA device"
 @pytest.fixture
 def run():
     return RunResult(
-        fingerprint={"dsl": "4.8.1", "gpu": "no GPU"},
+        fingerprint=Fingerprint(dsl="4.8.1", gpu="no GPU"),
         arch="sm_90a",
         started="2026-01-01T00:00:00+00:00",
         exit_status=1,
@@ -238,6 +241,9 @@ def test_schema_1_results_load_with_defaults(run):
         pytest.param(lambda d: d | {"cases": [{"nodeid": "x"}]}, "case 0: missing outcome, tier, duration_s",
                      id="case-missing-keys"),
         pytest.param(lambda d: d | {"cases": ["x"]}, "case 0: expected a JSON object", id="case-not-a-dict"),
+        pytest.param(lambda d: d | {"fingerprint": "4.8.1"}, "fingerprint: expected a JSON object, got str",
+                     id="fingerprint-not-a-dict"),
+        pytest.param(lambda d: d | {"fingerprint": {"dsl": 4.8}}, "fingerprint: dsl not a string", id="fingerprint-value"),
     ],
 )
 def test_from_json_refuses_in_one_line(run, mangle, reason):
@@ -308,6 +314,31 @@ def section(text: str, title: str) -> list[str]:
     return text.split(f"## {title}\n\n", 1)[1].split("\n## ", 1)[0].splitlines()
 
 
+@pytest.mark.parametrize("path", [*sorted(DATA.glob("*.json")), *sorted(baseline.FOLDER.glob("*.json"))],
+                         ids=lambda p: p.name)
+def test_every_fingerprint_on_disk_reads_and_is_written_back_as_it_was(path):
+    """The reports and baselines committed here (schemas and fields of their day) read as a
+    ``Fingerprint`` that writes back the same object."""
+    data = json.loads(path.read_text())
+    if "machine_info" in data:  # a baseline
+        written = data["machine_info"][baseline.FINGERPRINT_KEY]
+        assert baseline.load(path).fingerprint.to_json() == written
+    else:
+        assert RunResult.from_json(data).to_json()["fingerprint"] == data["fingerprint"]
+
+
+def test_a_fingerprint_is_written_with_the_fields_it_records():
+    """A run its install stopped at start records four fields: only they are written, in a merged
+    run's record and a baseline's too, and read back as they were."""
+    partial = Fingerprint(dsl="4.8.1", dsl_libs="cu12+cu13", torch="2.13.0", python="3.12.3")
+    run = RunResult(fingerprint=partial, arch="", started="", baseline=BaselineInfo("b.json", partial, 3),
+                    merged_from=[MergedRun("a", "host", "", partial, "install broken", 6, 0)])
+    data = json.loads(json.dumps(run.to_json()))
+    written = {"dsl": "4.8.1", "dsl_libs": "cu12+cu13", "torch": "2.13.0", "python": "3.12.3"}
+    assert data["fingerprint"] == data["baseline"]["fingerprint"] == data["merged_from"][0]["fingerprint"] == written
+    assert RunResult.from_json(data) == run
+
+
 def test_summary_matrix_is_stage_by_dtype_per_tier():
     """One table per tier that ran matrix cases, so a compile-tier pass never reads as device
     conformance; one cell per stage and dtype: all good shows the count, anything bad bad/total."""
@@ -327,7 +358,7 @@ def test_a_tier_that_only_skipped_has_no_matrix_and_the_verdict_says_why():
     for c in data.cases:
         if c.tier in ("gpu", "bench"):
             c.outcome, c.reason = "skipped", NO_GPU
-    data.fingerprint["gpu"], data.exit_status = "no GPU", 0
+    data.fingerprint, data.exit_status = dataclasses.replace(data.fingerprint, gpu="no GPU"), 0
     text = summary.render(data)
     assert "## Matrix: gpu tier" not in text and "## Matrix: compile tier" in text
     assert text.splitlines()[2] == (

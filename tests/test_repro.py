@@ -22,7 +22,7 @@ from fixtures.dsl.runner import GUARD_FILL
 from fixtures.plugin.repro import spec_for
 from reports import repro, repro_template, summary
 from reports.__main__ import main
-from reports.model import CaseResult, RunResult
+from reports.model import CaseResult, Fingerprint, RunResult
 from suites.gpu import _wrong_stage
 
 pytestmark = pytest.mark.harness
@@ -41,7 +41,7 @@ def user_case() -> matrix.Case:
 def failed_run(case: matrix.Case, failure: str = "Mismatch", outcome: str = "failed") -> RunResult:
     """A run with ``case`` failing as the plugin records it, read back from its results.json."""
     spec, texts = spec_for(case, SEED, failure)
-    run = RunResult(fingerprint={"dsl": "4.8.1", "gpu": "NVIDIA H100 80GB HBM3"}, arch="sm_90a", started="2026-11-25",
+    run = RunResult(fingerprint=Fingerprint(dsl="4.8.1", gpu="NVIDIA H100 80GB HBM3"), arch="sm_90a", started="2026-11-25",
                     exit_status=1, repro_sources=texts,
                     cases=[CaseResult(f"suites/gpu/test_x.py::test_x[{case.id}]", outcome, "gpu", 0.5,
                                       message=f"fixtures.cases.failures.{failure}: {case.id}: went wrong", repro=spec)])

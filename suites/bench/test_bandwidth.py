@@ -15,6 +15,7 @@ from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.matrix import ARITHMETIC_DTYPES, BENCH_SIZES
 from fixtures.dsl import fill
 from fixtures.plugin import bench_plugin
+from reports.gate import remeasured, slower_failure
 from reports.model import BANDWIDTH_KEY, COPY_CASE, BandwidthRecord, torch_add_case
 
 pytestmark = pytest.mark.bench
@@ -44,21 +45,20 @@ def planted_reference(request, planted) -> bandwidth.PlantedSlowdown | None:
 @pytest.fixture
 def measure_and_judge(request, bandwidth_benchmark, bench_context):
     """Time a workload, hand it to pytest-benchmark, record its figures, fail if it is slower
-    than the baseline. A first "slower" is measured again on placements of its own (the earlier
-    ones held, so the new ones land elsewhere) and judged on every placement so far: a real
-    regression is slow wherever the operands sit, one placement set's luck is averaged away."""
+    than the baseline, by the gate's re-measure policy (``reports.gate.remeasured``): each
+    measurement's placements are held, so the next one's land elsewhere."""
     benchmark = bandwidth_benchmark
     gate = bench_plugin.gate_of(request.config)
 
     def run(workload: bench.Workload, **labels) -> BandwidthRecord:
         held: list[bench.Placed] = []
+
+        def measure(measurement: int) -> BandwidthRecord:
+            held.extend(bench.measure(workload, bench_context, first=len(held)))
+            return bench.figures(workload, held, bench_context, case=workload.name, measurements=measurement, **labels)
+
         try:
-            for measurement in range(1, bandwidth.MEASUREMENTS + 1):
-                held += bench.measure(workload, bench_context, first=len(held))
-                record = bench.figures(workload, held, bench_context, case=workload.name, measurements=measurement, **labels)
-                record = gate.judge(record)
-                if record.verdict != "slower":
-                    break
+            record = remeasured(measure, gate.judge)
             placements, typical = len(held), bench.typical(held).measurement
         finally:
             # a failed case's traceback keeps this frame: its placements (up to 48 GiB) must not
@@ -67,17 +67,9 @@ def measure_and_judge(request, bandwidth_benchmark, bench_context):
         # as plain data: pytest-benchmark's extra_info and xdist's report serialisation take no objects
         bench.feed_benchmark(benchmark, typical, record.to_dict())
         request.node.user_properties.append((BANDWIDTH_KEY, record.to_dict()))
-        if record.verdict == "slower":
-            planted_note = f", {100 * record.planted_slowdown:.2f}% planted" if record.planted_slowdown else ""
-            against = (f"the {record.baseline_gbps:.1f} GB/s its yardstick {record.yardstick} "
-                       f"({record.yardstick_gbps:.1f} GB/s on this GPU) predicts (traveling verdict)"
-                       if record.basis == "traveling" else f"its board's baseline of {record.baseline_gbps:.1f} GB/s")
-            pytest.fail(
-                f"{workload.name}: {record.gbps:.1f} GB/s is {-record.delta_pct:.2f}% below {against} "
-                f"(threshold {record.threshold_pct:.2f}%, over {placements} placements in "
-                f"{record.measurements} measurements{planted_note})",
-                pytrace=False,
-            )
+        failure = slower_failure(record, placements)
+        if failure:
+            pytest.fail(failure, pytrace=False)
         return record
 
     return run
