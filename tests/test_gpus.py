@@ -11,6 +11,7 @@ import pytest
 from fixtures.dsl import nvml
 from fixtures.plugin import gpus
 from fixtures.plugin.startup import StartupError
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.harness
 
@@ -185,7 +186,10 @@ def test_without_xdist_the_first_gpu_is_used(runner, tmp_path, monkeypatch):
                  "leave it out with --gpus", id="busy"),
     pytest.param([], ("--gpus", "0"), "ERROR: --gpus 0: no GPU is visible here (NVML lists no GPU)", id="none"),
 ])
-def test_gpu_errors_stop_the_run_in_one_line(runner, listed, args, line):
+def test_gpu_errors_stop_the_run_in_one_line(runner, project, listed, args, line):
+    # the gpu plan's large cases, which the busy check holds room for, in a module found by the plan it declares
+    project.makepyfile(test_any_name="import pytest\n\npytestmark = pytest.mark.gpu\n\n\n"
+                                     "@pytest.mark.plan('gpu')\ndef test_any_name(case):\n    pass\n")
     result, _ = runner(listed, *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-2000:]
     assert [e for e in result.errlines if e.strip()] == [line]
@@ -221,30 +225,38 @@ def test_every_gpu_measures_every_bench_case(runner, project, tmp_path, xdist):
 
 
 def test_the_busy_check_counts_only_the_large_cases_a_run_may_select():
-    """A run that cannot collect the gpu tier's large cases (another file, ``-k`` or ``-m`` that
-    excludes them) is not held to their memory at start."""
-    from pathlib import Path
-
+    """A run that cannot collect the gpu plan's large cases (another file, ``-k`` or ``-m`` that
+    excludes them) is not held to their memory at start; the test taking them is found by the
+    plan it declares (``plan("gpu")``), whatever its file or name."""
     from fixtures.cases import matrix
+    from fixtures.plugin.declared import marks
     from fixtures.plugin.startup import selected_by_options
 
-    large, module = matrix.large_cases(), Path("suites/gpu/test_stages.py").resolve()
-    assert len(selected_by_options(large, "", "", ["suites"], module)) == len(large)
-    assert selected_by_options(large, "", "", ["test_drill.py"], module) == []
-    assert selected_by_options(large, "not large", "", ["suites"], module) == []
-    assert selected_by_options(large, "", "bench", ["suites"], module) == []
-    assert {c.dtype.id for c in selected_by_options(large, "large and fp16", "gpu", ["suites"], module)} == {"fp16"}
+    def gpu_plan(paths):
+        return [m.function for m in marks(paths, []) if m.name == "plan" and m.args[:1] == ("gpu",)]
+
+    large = matrix.large_cases()
+    assert gpu_plan([str(ROOT / "suites")]) == ["test_stage_matches_torch"]
+    assert len(selected_by_options(large, "", "", gpu_plan([str(ROOT / "suites")]))) == len(large)
+    assert len(selected_by_options(large, "matches_torch", "", gpu_plan([str(ROOT / "suites" / "gpu")]))) == len(large)
+    assert selected_by_options(large, "", "", gpu_plan([str(ROOT / "tests" / "test_drill.py")])) == []
+    assert selected_by_options(large, "", "", gpu_plan([str(ROOT / "suites" / "bench")])) == []
+    assert selected_by_options(large, "not large", "", gpu_plan([str(ROOT / "suites")])) == []
+    assert selected_by_options(large, "", "bench", gpu_plan([str(ROOT / "suites")])) == []
+    assert {c.dtype.id for c in selected_by_options(large, "large and fp16", "gpu", gpu_plan([str(ROOT / "suites")]))} == {"fp16"}
 
 
 def test_the_busy_check_holds_room_for_the_bench_tier_only_where_a_run_may_select_it():
-    from pathlib import Path
-
+    from fixtures.plugin.declared import marks
     from fixtures.plugin.startup import may_select_tier
 
-    bench = Path("suites/bench").resolve()
-    assert may_select_tier(bench, "bench", "", ["suites"])
-    assert may_select_tier(bench, "bench", "", ["."])
-    assert may_select_tier(bench, "bench", "not gpu", ["suites/bench/test_bandwidth.py::test_device_ceiling"])
-    assert not may_select_tier(bench, "bench", "", ["suites/gpu", "tests"])
-    assert not may_select_tier(bench, "bench", "gpu or host", ["suites"])
-    assert may_select_tier(bench, "bench", "bench and (", ["suites"])  # check_selection answers that one
+    def may(markexpr, *paths):
+        return may_select_tier(marks([str(ROOT / p) for p in paths], [".*", "venv"]), "bench", markexpr)
+
+    assert may("", "suites")
+    assert may("", ".")
+    assert may("not gpu", "suites/bench/test_bandwidth.py::test_device_ceiling")
+    assert may("", "suites/bench/test_tuned_vs_torch.py")
+    assert not may("", "suites/gpu", "tests")
+    assert not may("gpu or host", "suites")
+    assert may("bench and (", "suites")  # check_selection answers that one

@@ -178,9 +178,10 @@ def test_the_verdict_of_a_broken_install_names_the_first_finding():
     assert "- requirement: `numpy`: 1.25.2 is below ...; repair: `pip install -r requirements.txt`" in summary.render(run)
 
 
-def test_a_run_on_a_broken_install_stops_with_exit_6_and_a_report(project):
+def test_a_run_on_a_broken_install_stops_with_exit_6_and_a_report(project, monkeypatch):
     """End to end: a requirement floor the install does not meet (a stand-in for every finding)."""
     (project.path / "requirements.txt").write_text("torch>=999\n")
+    monkeypatch.setattr(install, "REQUIREMENTS", project.path / "requirements.txt")  # the run is in this process
     project.makepyfile(test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")
     result = project.runpytest_inprocess("--report-dir=report")
     assert result.ret == INSTALL_BROKEN_EXIT

@@ -80,7 +80,7 @@ def test_the_case_model_imports_torch_only_where_its_vocabulary_is_torchs():
 
 
 def test_only_the_plugin_imports_pytests_machinery():
-    """Beside it, ``conftest.py`` (the hooks), ``suites/`` (the tests), and the test modules of
+    """Beside it, ``conftest.py`` (which loads it), ``suites/`` (the tests), and the test modules of
     ``tests/`` and ``examples/`` (the drills): no other module of the library does."""
     library = [p for folder in ("reports", "fixtures") for p in modules(folder)
                if not p.is_relative_to(ROOT / "fixtures" / "plugin")]

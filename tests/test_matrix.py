@@ -25,7 +25,7 @@ from fixtures.cases.stages import BUILT_IN_STAGES, Stage, with_registered
 from fixtures.dsl import compat
 from fixtures.plugin import gpus
 from fixtures.plugin.params import plan_params
-from tests.conftest import FOUR_ROWS
+from tests.conftest import FOUR_ROWS, ROOT
 
 DATA = Path(__file__).parent / "data"
 
@@ -233,6 +233,17 @@ def test_known_limitation_is_scoped_to_its_plans_dtypes_and_ops(case, plan, reas
         assert reason_part in limitation.reason
 
 
+def test_every_limitation_a_plan_skips_has_a_canary_in_the_suites():
+    """The skips name no file: the suites declare their canaries (``canary(PLAN, *FAILS_AS)``), and
+    every way of failing that a plan skips is proved by one, in a plan that exists."""
+    from fixtures.plugin.declared import marks
+    from fixtures.plugin.params import SKIPPED
+
+    canaries = [m for m in marks([str(ROOT / "suites")], []) if m.name == "canary"]
+    assert {m.args[0] for m in canaries} <= set(matrix.PLANS)
+    assert {fails_as for m in canaries for fails_as in m.args[1:]} == set(SKIPPED)
+
+
 @pytest.mark.parametrize("plan", PLANS)
 def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan):
     """A DSL defect must fail as a DSL error, a wrong result as a ConformanceError; an unexpected pass fails the run."""
@@ -243,11 +254,8 @@ def test_known_limitations_become_strict_xfails_raising_what_they_fail_with(plan
         (mark,) = param.marks
         fails_as = limitations.known(param.values[0], plan).fails_as
         assert (mark.name, fails_as) != ("skip", "dsl_error")
-        if fails_as == "crash":
-            assert mark.name == "skip" and "test_known_crashes.py" in mark.kwargs["reason"]
-            continue
-        if fails_as in ("misaligned_address", "wild_write", "launch_crash"):
-            assert mark.name == "skip" and "test_known_faults.py" in mark.kwargs["reason"]
+        if fails_as in ("crash", "misaligned_address", "wild_write", "launch_crash"):
+            assert mark.name == "skip" and "its canary proves it: -m canary" in mark.kwargs["reason"]
             continue
         assert mark.name == "xfail"
         assert mark.kwargs["strict"] is True

@@ -1,4 +1,4 @@
-"""The plugin in conftest.py, driven end to end in throwaway copies of the project (one subprocess per run)."""
+"""The plugin (``fixtures.plugin.hooks``), driven end to end in throwaway copies of the project (one subprocess per run)."""
 
 import configparser
 import importlib.metadata

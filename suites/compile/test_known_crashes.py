@@ -9,6 +9,6 @@ pytestmark = pytest.mark.compile
 
 
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
-@pytest.mark.parametrize(("case", "limitation"), canary.params("compile", ("crash",), "no known compiler crash in this release"))
+@pytest.mark.canary("compile", "crash", empty="no known compiler crash in this release")
 def test_known_crash_still_crashes(case, limitation):
     canary.assert_killed(canary.run_alone("compile_one", "compile", case), case, limitation)
