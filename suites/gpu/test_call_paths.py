@@ -216,7 +216,9 @@ def test_a_path_that_drops_the_storage_offset_is_caught(case, path, seed):
 
 # -- what a call costs the host -------------------------------------------------------------------
 
-TIMED = Case(_PRED, DTYPES["fp16"], "align16", "dynamic", (128, 2048), "aligned")
+# the thread-value stage: every release line compiles it with a dynamic layout (the predicated
+# one meets DSL 4.3's ScaledBasis TypeError there, a known limitation: seen on an H100 with 4.3.5)
+TIMED = Case(BUILT_IN_STAGES["tv"], DTYPES["fp16"], "align16", "dynamic", (128, 2048), "aligned")
 
 
 def record(request: pytest.FixtureRequest, name: str, value) -> None:

@@ -19,6 +19,10 @@ pytestmark = pytest.mark.gpu
 GROWTH_CYCLES = 6
 
 
+# a signature every release line compiles (the predicated stage's dynamic one meets DSL 4.3's
+# ScaledBasis TypeError, a known limitation: seen on an H100 with 4.3.5)
+EVERY_RELEASE = "tv-fp16-align16-dynamic-128x2048"
+
 def test_the_jit_cache_compiles_a_signature_once_and_a_new_alignment_again(seed):
     """An implicit call (``@cute.jit`` called, nothing compiled ahead) with CuTe views: a second
     call with the same signature compiles nothing; the same tensors claimed at another
@@ -26,7 +30,7 @@ def test_the_jit_cache_compiles_a_signature_once_and_a_new_alignment_again(seed)
     from cutlass.cute.runtime import from_dlpack
     from cutlass.cutlass_dsl import CuTeDSL
 
-    case = host_costs.family_case(host_costs.CONVERTED)
+    case = host_costs.family_case(EVERY_RELEASE)
     function = call_paths.implicit_launch(kernel_of(case.stage))
     cache = CuTeDSL._get_dsl().jit_cache
     launch = runner.prepare(case, seed, Compiler())
@@ -46,7 +50,7 @@ def test_the_jit_cache_compiles_a_signature_once_and_a_new_alignment_again(seed)
 def test_what_a_process_keeps_per_compile_and_launch(request):
     """A fresh compile of one signature, launched, per cycle: compiled functions alive after their
     cycle (none), GPU and resident KiB kept a cycle, as figures."""
-    case = host_costs.family_case(host_costs.CONVERTED)
+    case = host_costs.family_case(EVERY_RELEASE)
 
     def cycle() -> None:
         launch = runner.prepare(case, 0, Compiler())
