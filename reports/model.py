@@ -46,6 +46,9 @@ def torch_add_case(dtype: str, shape) -> str:
 EXTENSION_COMPILER, LEGACY_COMPILER = "extension", "legacy"  # the fingerprint's compiler, the two lanes
 NO_GPU = "no GPU"  # the fingerprint's gpu on a machine without one
 
+# a run whose plans were sampled says so in its selection and its verdict line
+PAIRS_SAMPLE = "--plan-sample pairs"
+
 
 @dataclass(frozen=True)
 class Fingerprint:
@@ -422,7 +425,7 @@ class RunResult:
     notes: list[str] = field(default_factory=list)  # what went wrong in the harness itself (a plot not written)
     registered_stages: list[str] = field(default_factory=list)  # kernels of the user's (--stage-module)
     host: str = ""
-    selection: str = ""  # the run's -k and -m, as given ("" for neither): what a run that selected nothing names
+    selection: str = ""  # the run's -k, -m and PAIRS_SAMPLE, as given ("" for none): what a run that selected nothing names
     gpus: list[GpuRecord] = field(default_factory=list)  # in use, in pinning order
     merged_from: list[MergedRun] = field(default_factory=list)  # a merged report's runs; empty for a run
     repro_sources: dict[str, str] = field(default_factory=dict)  # module texts the cases' ReproSpecs name, by digest

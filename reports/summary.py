@@ -16,6 +16,7 @@ from reports.model import (
     INSTALL_BROKEN,
     LOST,
     OUTCOMES,
+    PAIRS_SAMPLE,
     STORM,
     TIERS as TIER_ORDER,
     BandwidthRecord,
@@ -72,6 +73,8 @@ def verdict(run: RunResult) -> str:
     parts = [head, "ran: " + (", ".join(f"{t} {n}" for t, n in ran) or "nothing")]
     if skipped:
         parts.append("not run: " + "; ".join(f"{t} ({n} skipped: {why})" for t, n, why in skipped))
+    if PAIRS_SAMPLE in run.selection:
+        parts.append(f"plans sampled ({PAIRS_SAMPLE}): each plan's strength-2 sample, not all its cases")
     if not any(t == "bench" for t, _ in ran):
         parts.append("bandwidth: not measured")
     parts.append(_gpus_in_use(run))

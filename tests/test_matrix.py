@@ -510,3 +510,33 @@ def test_predicated_static_shape_without_a_whole_tile_has_no_vectors():
     case = make_case("predicated", dtype="i8", shape=(1000, 1003), family="odd")
     assert access.access_widths(case, aligned_rows=True) == {"a": 1, "b": 1, "c": 1}
     assert access.vector_operands(make_case("predicated", dtype="fp16", layout="compact")) == frozenset("abc")
+
+
+def _axis_pairs(cases) -> set:
+    """Every pair of (stage, dtype, alignment, layout, each operand's placement, alias, family) the cases hold."""
+    rows = [(c.stage.name, c.dtype.id, c.align, c.layout, *(c.operands or ("",) * 3), c.alias or "", c.family) for c in cases]
+    return {(i, r[i], j, r[j]) for r in rows for i in range(len(r)) for j in range(i + 1, len(r))}
+
+
+@pytest.mark.parametrize("plan", ["compile", "gpu"])
+def test_a_plans_pairs_sample_holds_every_pair_its_cases_hold(plan):
+    """``--plan-sample pairs`` (CI's release envs): a few of the plan's own cases, every pair of
+    axis values the whole plan holds still held by one of them."""
+    cases = matrix.cases(plan)
+    sample = matrix.pairs_sample(cases)
+    assert set(sample) <= set(cases) and len(sample) < len(cases) / 10
+    assert _axis_pairs(sample) == _axis_pairs(cases)
+    assert [c.id for c in sample] == [c.id for c in cases if c in set(sample)], "in the plan's order"
+    assert matrix.pairs_sample(cases) == sample, "the same sample on every run"
+
+
+def test_a_sample_one_case_short_misses_a_pair():
+    """The check above can fail: the sample is minimal enough that some case of it holds a pair no other does."""
+    sample = matrix.pairs_sample(matrix.cases("compile"))
+    assert any(_axis_pairs(sample[:i] + sample[i + 1:]) != _axis_pairs(sample) for i in range(len(sample)))
+
+
+def test_plan_params_sample_the_plan_where_asked():
+    full, sampled = plan_params("compile", BUILT_IN_STAGES), plan_params("compile", BUILT_IN_STAGES, sample=True)
+    assert [p.id for p in sampled] == [c.id for c in matrix.pairs_sample(matrix.cases("compile"))]
+    assert {p.id for p in sampled} < {p.id for p in full}

@@ -14,6 +14,7 @@ from fixtures.plugin import collector
 
 from reports import atomic, baseline, summary
 from reports.model import (
+    PAIRS_SAMPLE,
     SCHEMA,
     TIERS,
     ApiDrift,
@@ -381,6 +382,13 @@ def test_verdict_opens_with_how_the_run_ended(run, changes, head):
     for name, value in changes.items():
         setattr(run, name, value)
     assert summary.verdict(run) == head + " · ran: host 3, compile 2, gpu 1 · bandwidth: not measured · GPU: no GPU"
+
+
+def test_a_sampled_runs_verdict_says_so(run):
+    run.selection = f"-m 'compile' {PAIRS_SAMPLE}"
+    assert summary.verdict(run) == ("FAILED: 3 of 8 cases need a human · ran: host 3, compile 2, gpu 1 · plans sampled "
+                                    f"({PAIRS_SAMPLE}): each plan's strength-2 sample, not all its cases · "
+                                    "bandwidth: not measured · GPU: no GPU")
 
 
 def test_summary_has_no_matrix_without_matrix_cases(run):
