@@ -668,7 +668,11 @@ def test_feed_benchmark_reaches_pytest_benchmarks_json(pytester, monkeypatch):
     pytester.makepyfile(test_fed=FED_MODULE)
     out = pytester.path / "bench.json"
     result = pytester.runpytest_inprocess("-p", "no:xdist", "-p", "no:cacheprovider", "--benchmark-json", str(out))
-    result.assert_outcomes(passed=1, warnings=0)
+    result.assert_outcomes(passed=1)
+    # pytest-benchmark's own warning only: a nested session may also warn of what the outer one
+    # imported first (3 such warnings, once, in CI's full run; never alone)
+    unused = [line for line in result.outlines if "PytestBenchmarkWarning" in line or "was not used" in line]
+    assert not unused, unused
     (entry,) = json.loads(out.read_text())["benchmarks"]
     stats = entry["stats"]
     assert (stats["rounds"], stats["iterations"]) == (5, 1)
