@@ -6,14 +6,12 @@ own (a fault poisons its process's CUDA context), taking turns with the other fa
 launches an empty grid when there is no column passes the empty cases the plan drew before and is
 caught by the plan's empty cases laid out that way (``PLANTED_EMPTY_LAYOUTS``)."""
 
-import subprocess
-import sys
-
 import pytest
 
 from fixtures.dsl import compat
 from fixtures.plugin import canary
 from suites.gpu._planted_classes import PLANTED_EMPTY, PLANTED_EMPTY_LAYOUTS
+from suites.gpu._run_planted import run_alone
 
 pytestmark = pytest.mark.gpu
 
@@ -24,11 +22,7 @@ CAUGHT_AS = ("illegal memory access", "illegal address", "out-of-bounds write")
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_a_kernel_that_writes_an_empty_tensor_is_caught():
     for case in PLANTED_EMPTY.cases(PLANTED_EMPTY.caught):
-        with canary.one_at_a_time():
-            proc = subprocess.run([sys.executable, "-m", "suites.gpu._run_planted", case.id], cwd=canary.ROOT,
-                                  capture_output=True, text=True, timeout=canary.TIMEOUT_S)
-        output = proc.stdout + proc.stderr
-        assert proc.returncode != 0, f"{case.id} conforms: the planted write on an empty tensor was not caught"
+        output = run_alone(case.id)
         assert any(text in output for text in CAUGHT_AS), f"{case.id} failed, but not as a write:\n{output[-1500:]}"
 
 

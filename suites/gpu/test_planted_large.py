@@ -4,15 +4,13 @@ every layout of the plan below those limits (the last on the plan's row-major an
 cases past 2**31 elements too), and fail on the large cases that cross theirs: the last on the
 plan's own large cases laid out otherwise (``_planted_classes.PLANTED_LARGE``)."""
 
-import subprocess
-import sys
-
 import pytest
 
 from fixtures.cases import failures, matrix
 from fixtures.dsl import compat
 from fixtures.plugin import canary
 from suites.gpu._planted_classes import PLANTED_LARGE
+from suites.gpu._run_planted import run_alone
 
 pytestmark = pytest.mark.gpu
 
@@ -35,11 +33,7 @@ def test_a_kernel_wrong_past_a_32_bit_limit_is_caught_there(case, run_case):
         with pytest.raises((failures.ConformanceError, compat.resolve("DSLBaseError"))):
             run_case(case)
         return
-    with canary.one_at_a_time():
-        proc = subprocess.run([sys.executable, "-m", "suites.gpu._run_planted", case.id], cwd=canary.ROOT,
-                              capture_output=True, text=True, timeout=canary.TIMEOUT_S)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0, f"{case.id} conforms: the planted 32-bit index was not caught past 2**31 elements"
+    output = run_alone(case.id)
     assert any(text in output for text in CAUGHT_AS), f"{case.id} failed, but not as a wrong value or a fault:\n{output[-1500:]}"
 
 
