@@ -1,8 +1,10 @@
-"""What the harness's own tests share: a throwaway copy of the project to run the plugin in, and
-a synthetic stage."""
+"""What the harness's own tests share: a throwaway copy of the project to run the plugin in, a
+synthetic stage, a user's add kernel, and a reproducer run alone."""
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +18,40 @@ FAKE_NVML = Path(__file__).parent / "data" / "fake_pynvml.py"  # a stand-in pynv
 
 # a stage whose threads each hold 4 rows of one 16-byte vector (the tuned stage's shape before it
 # went to one row): its column-major run, 4 elements, is shorter than a vector for most types
+# a user's module's start, as a kernel author writes one: a flat-indexed add kernel (the stage
+# modules the tests write append their host functions and registrations)
+ADD_KERNEL = '''
+import cuda.bindings.driver as cuda
+import cutlass.cute as cute
+
+
+@cute.kernel
+def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * 256 + tidx
+    m, n = gC.shape
+    if i < m * n:
+        gC[i // n, i % n] = gA[i // n, i % n] + gB[i // n, i % n]
+'''
+
+
+def carried_kernel_alone(folder: Path, script: str, show: str) -> list[str]:
+    """A reproducer ``script`` run alone from ``folder`` (outside the repo, an empty environment:
+    nothing of the harness), its carried kernel as ``kernel``: what ``show`` (an expression of
+    ``kernel``) prints, split into words."""
+    (folder / "script.py").write_text(script)
+    probe = ("import sys, tempfile\n"
+             "sys.path.insert(0, '.')\n"
+             "import script\n"
+             "kernel = script.carried_kernel(script.SPEC, script.SOURCES, tempfile.mkdtemp())\n"
+             f"print({show})\n")
+    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=folder, env={"PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.split()
+
+
 FOUR_ROWS = replace(BUILT_IN_STAGES["tuned"], name="four_rows", tile=lambda d: (4, 2048),
                     values_per_thread=lambda d: 4 * d.vector, rows_per_thread=4)
 

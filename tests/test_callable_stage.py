@@ -4,30 +4,16 @@ own failure, and its reproducer names the object by the global it is bound to an
 alone; an object bound to no global fails with its own failure too, saying why no reproducer."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from fixtures.dsl.kernels import register
+from tests.conftest import ADD_KERNEL, carried_kernel_alone
 
 pytestmark = pytest.mark.harness
 
-CALLABLE_STAGES = '''
-import cuda.bindings.driver as cuda
-import cutlass.cute as cute
-
+CALLABLE_STAGES = ADD_KERNEL + '''
 from fixtures.dsl.kernels import register
-
-
-@cute.kernel
-def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
-    tidx, _, _ = cute.arch.thread_idx()
-    bidx, _, _ = cute.arch.block_idx()
-    i = bidx * 256 + tidx
-    m, n = gC.shape
-    if i < m * n:
-        gC[i // n, i % n] = gA[i // n, i % n] + gB[i // n, i % n]
 
 
 class ElementwiseAddWrapper:
@@ -94,17 +80,8 @@ def test_a_failing_case_keeps_its_failure_and_names_the_bound_object(failed_run,
     assert (case["repro"]["launch_module"], case["repro"]["launch_function"]) == ("callable_stages", "wrapped_add")
     (script,) = repros.glob("repro_*.py")
     assert "# kernel: callable_stages.wrapped_add" in script.read_text()
-    alone = tmp_path / "script.py"  # outside the project, with an empty environment: nothing of the harness
-    alone.write_text(script.read_text())
-    probe = ("import sys, tempfile\n"
-             "sys.path.insert(0, '.')\n"
-             "import script\n"
-             "kernel = script.carried_kernel(script.SPEC, script.SOURCES, tempfile.mkdtemp())\n"
-             "print(type(kernel).__name__, kernel.threads)\n")
-    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["ElementwiseAddWrapper", "256"], "the object itself, imported from the carried module"
+    shown = carried_kernel_alone(tmp_path, script.read_text(), "type(kernel).__name__, kernel.threads")
+    assert shown == ["ElementwiseAddWrapper", "256"], "the object itself, imported from the carried module"
 
 
 def test_an_object_bound_to_no_global_keeps_its_failure_and_says_why_no_reproducer(failed_run):

@@ -5,25 +5,12 @@ import json
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ADD_KERNEL, ROOT
 
 pytestmark = pytest.mark.harness
 
-USER_STAGES = '''
-import cuda.bindings.driver as cuda
-import cutlass.cute as cute
-
+USER_STAGES = ADD_KERNEL + '''
 from fixtures.dsl.kernels import register, vectorized
-
-
-@cute.kernel
-def _add_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor):
-    tidx, _, _ = cute.arch.thread_idx()
-    bidx, _, _ = cute.arch.block_idx()
-    i = bidx * 256 + tidx
-    m, n = gC.shape
-    if i < m * n:
-        gC[i // n, i % n] = gA[i // n, i % n] + gB[i // n, i % n]
 
 
 @cute.jit

@@ -5,8 +5,6 @@ words; bad input to ``python -m reports repro`` is one line."""
 
 import importlib
 import json
-import subprocess
-import sys
 from dataclasses import asdict
 
 import pytest
@@ -21,6 +19,7 @@ from fixtures.dsl.kernels import bind, registered_in
 from fixtures.dsl.runner import GUARD_FILL
 from fixtures.plugin.repro import spec_for
 from reports import repro, repro_template, summary
+from tests.conftest import carried_kernel_alone
 from reports.__main__ import main
 from reports.model import CaseResult, Fingerprint, RunResult
 from suites.gpu import _wrong_stage
@@ -71,15 +70,7 @@ def test_the_carried_kernel_imports_with_neither_the_harness_nor_its_environment
     """Run alone, from a folder outside the repo with an empty environment, a script's modules
     import and yield its launch function: nothing of the harness is needed."""
     run = failed_run(case)
-    (tmp_path / "script.py").write_text(repro.render(run, run.cases[0]))
-    probe = ("import sys, tempfile\n"
-             "sys.path.insert(0, '.')\n"
-             "import script\n"
-             "print(script.carried_kernel(script.SPEC, script.SOURCES, tempfile.mkdtemp()).__name__)\n")
-    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=tmp_path, env={"PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=240)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == [launch]
+    assert carried_kernel_alone(tmp_path, repro.render(run, run.cases[0]), "kernel.__name__") == [launch]
 
 
 @pytest.mark.parametrize("case", [
