@@ -73,6 +73,9 @@ def leftovers(project) -> list[str]:
         pytest.param(("--explore", "many"),
                      "ERROR: --explore many: expected a whole number of fresh cases to draw a stage (e.g. --explore 200)",
                      id="explore-not-a-number"),
+        pytest.param(("--plan-sample", "pair"),
+                     "ERROR: --plan-sample pair: expected all (every case of each plan) or pairs (each plan's strength-2 "
+                     "sample, what CI runs)", id="plan-sample"),
         pytest.param(("--fault-storm", "0"),
                      "ERROR: --fault-storm 0: expected a number of device faults, at least 1, that stop launches on a GPU "
                      "within 120 s, or off (the gate's is 3)", id="fault-storm-zero"),
@@ -152,6 +155,7 @@ IMPORT_PROBE = (
         pytest.param(("--fault-storm=-1",), id="fault-storm"),
         pytest.param(("--stage-module=./examples/my_stages.py",), id="stage-path"),
         pytest.param(("--sanitize=bogus",), id="sanitize"),
+        pytest.param(("--plan-sample=",), id="plan-sample"),
     ],
 )
 def test_a_usage_error_comes_before_torch_and_the_dsl_load(project, usage_error, args):
