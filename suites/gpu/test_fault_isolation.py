@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.plugin import canary
 
 pytestmark = pytest.mark.gpu
 
@@ -28,6 +27,7 @@ from fixtures.cases import matrix
 from fixtures.cases.dtypes import DTYPES
 from fixtures.cases.ops import ADD
 from fixtures.cases.stages import Stage
+from fixtures.dsl import fault_turn
 from fixtures.dsl.kernels import bind
 from suites.gpu import _faulting_stage
 
@@ -36,6 +36,7 @@ pytestmark = pytest.mark.gpu
 
 def test_deliberate_illegal_address(run_case):
     stage = bind(Stage("wild_write", ADD), _faulting_stage.wild_write)
+    fault_turn.take()  # held until this process ends: its fault takes turns with the canaries'
     run_case(matrix.Case(stage, DTYPES["fp16"], "align16", "static", (128, 2048), "drill"))
 
 
@@ -61,12 +62,11 @@ def _run_drill(folder: Path, *args: str) -> tuple[str, dict[str, dict]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CUTE_HARNESS_"))}
     report_dir = folder / "report"
     try:
-        with canary.one_at_a_time():  # its fault takes turns with the canaries
-            proc = subprocess.run(
-                [sys.executable, "-m", "pytest", "-p", "no:randomly", "--timeout", "60", "--report-dir", str(report_dir), *args,
-                 "test_drill.py"],
-                cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DRILL_TIMEOUT_S,
-            )
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:randomly", "--timeout", "60", "--report-dir", str(report_dir), *args,
+             "test_drill.py"],
+            cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=DRILL_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the drill did not finish in {DRILL_TIMEOUT_S}s; its output:\n{(exc.stdout or b'')[-4000:]!r}")
     assert (report_dir / "results.json").exists(), f"the drill wrote no report:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"

@@ -18,7 +18,7 @@ FAULT_TEXT = {
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 @pytest.mark.canary("gpu", "misaligned_address", "wild_write", empty="no known kernel fault in this release")
 def test_known_fault_still_faults(case, limitation):
-    proc = canary.run_alone("run_one", "gpu", case, faults=True)
+    proc = canary.run_alone("run_one", "gpu", case)
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, f"{case.id} conforms: this release no longer has '{limitation.reason}'; narrow its releases"
     expected = FAULT_TEXT[limitation.fails_as]

@@ -1,8 +1,8 @@
 """The empty family proves itself: a kernel that writes a tensor's first element unchecked is
 exact on every case that has one and caught on an empty one (``_planted_classes.PLANTED_EMPTY``).
 An empty tensor's pointer is null, so the write faults: the empty case runs in a process of its
-own (a fault poisons its process's CUDA context), taking turns with the other faulting processes
-(``canary.one_at_a_time``). A kernel whose transposing path (A read down its columns, C by rows)
+own (a fault poisons its process's CUDA context), launching in the machine's fault turn
+(``fixtures.dsl.fault_turn``). A kernel whose transposing path (A read down its columns, C by rows)
 launches an empty grid when there is no column passes the empty cases the plan drew before and is
 caught by the plan's empty cases laid out that way (``PLANTED_EMPTY_LAYOUTS``)."""
 

@@ -21,7 +21,7 @@ PASSES = [pytest.param(case, id=case.id) for planted in PLANTED_LARGE for case i
 # past 2**31 elements a wrapped 32-bit index lands 2 GiB before the operand: in another allocation
 # (a wrong value) or in none (an illegal memory access, which poisons its process: seen on an H100
 # with 4.8.1, where earlier starts had the wrong value), so those cases run in a process of their
-# own, taking turns with the other faulting processes, and either counts as caught
+# own, launching in the machine's fault turn, and either counts as caught
 CAUGHT_AS = ("fixtures.cases.failures.", "illegal memory access", "illegal address")
 
 
