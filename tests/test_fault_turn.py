@@ -63,7 +63,7 @@ class _Launch:
 def test_the_turn_comes_after_the_compile_and_operands_and_before_the_launch(large, monkeypatch):
     events: list[str] = []
     monkeypatch.setattr(matrix, "is_large", lambda case: large)
-    monkeypatch.setattr(runner, "_compile_on_a_small_twin", lambda case, compiler: events.append("twin"))
+    monkeypatch.setattr(runner, "compile_on_a_small_twin", lambda case, compiler: events.append("twin"))
     monkeypatch.setattr(runner, "prepare", lambda case, seed, compiler: events.append("prepare") or _Launch(events))
     monkeypatch.setattr(runner.torch.cuda, "synchronize", lambda: None)
     monkeypatch.setattr(runner.torch.cuda, "empty_cache", lambda: None)

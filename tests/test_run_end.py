@@ -132,6 +132,69 @@ def test_a_parallel_runs_bench_cases_run_alone_after_it_into_one_report(bench_pr
     assert "ran: host 1, bench 2" in (out / "summary.md").read_text()
 
 
+EARLY = """
+import os
+import pathlib
+import time
+
+import pytest
+
+STARTED, DONE, MEASURED = (pathlib.Path(os.environ[k]) for k in ("SERIAL_STARTED", "HOST_DONE", "MEASURED"))
+
+@pytest.mark.host
+def test_host_while_the_serial_process_waits():
+    deadline = time.monotonic() + 120
+    while not STARTED.exists():
+        assert time.monotonic() < deadline, "the serial process did not start while the workers ran"
+        time.sleep(0.1)
+    DONE.touch()
+
+@pytest.mark.host
+def test_host_stops_the_run():
+    assert not os.environ.get("STOP_THE_RUN"), "the run stops here (-x)"
+
+@pytest.mark.bench
+def test_bench_after_every_other_case():
+    MEASURED.touch()
+    assert DONE.exists(), "measured while the other cases still ran"
+"""
+
+# loaded by every process of the run: the serial bench process says when it has started
+SERIAL_STARTED = """
+import os
+import pathlib
+
+
+def pytest_configure(config):
+    if config.getoption("--bench-phase-stream", None):
+        pathlib.Path(os.environ["SERIAL_STARTED"]).touch()
+"""
+
+
+@pytest.mark.parametrize("stopped", [False, True], ids=["run", "stopped-early"])
+def test_the_serial_process_starts_with_the_workers_and_measures_only_once_they_are_done(bench_project, monkeypatch, stopped):
+    """It starts (and compiles) while the workers run and waits; it measures once they are done,
+    or, when the run stops early (-x), ends without measuring anything."""
+    bench_project.makepyfile(test_early=EARLY, serial_started=SERIAL_STARTED)
+    files = {k: bench_project.path / k.lower() for k in ("SERIAL_STARTED", "HOST_DONE", "MEASURED")}
+    for key, path in files.items():
+        monkeypatch.setenv(key, str(path))
+    if stopped:
+        monkeypatch.setenv("STOP_THE_RUN", "1")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p fake_gpu -p serial_started --arch sm_90a")
+    out = bench_project.path / "out"
+    result = bench_project.runpytest_subprocess("-n", "2", "-x", "--report-dir", str(out), "test_early.py")
+    assert files["SERIAL_STARTED"].exists()
+    if stopped:
+        assert result.ret == pytest.ExitCode.INTERRUPTED  # xdist's -x: "stopping after 1 failures"
+        assert not files["MEASURED"].exists(), "a run stopped early still measured"
+        return
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*bench phase: 1 bench cases, measured alone after the other cases, which took * s "
+                                 "(started while those ran)*"])
+    assert results(out)["counts"] == {"passed": 3}
+
+
 def test_bench_cases_the_serial_phase_never_reported_fail(bench_project):
     """A serial phase that dies leaves no gap: each case it did not report fails, saying why."""
     bench_project.makepyfile(test_dies=SERIAL_PHASE_DIES)
