@@ -122,6 +122,7 @@ def test_a_parallel_runs_bench_cases_run_alone_after_it_into_one_report(bench_pr
     result = bench_project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_mixed.py")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*bench phase: 2 bench cases, measured alone after the other cases, which took * s*"])
+    assert "started while those ran" not in result.stdout.str(), "without a GPU the serial process started early"
     data = results(out)
     assert data["status"] == "complete" and data["collected"] == 3
     outcomes = {c["nodeid"].split("::")[1]: (c["outcome"], c["tier"]) for c in data["cases"]}
@@ -172,9 +173,11 @@ def pytest_configure(config):
 
 
 @pytest.mark.parametrize("stopped", [False, True], ids=["run", "stopped-early"])
-def test_the_serial_process_starts_with_the_workers_and_measures_only_once_they_are_done(bench_project, monkeypatch, stopped):
-    """It starts (and compiles) while the workers run and waits; it measures once they are done,
-    or, when the run stops early (-x), ends without measuring anything."""
+def test_the_serial_process_starts_with_the_workers_and_measures_only_once_they_are_done(bench_project, fake_gpus, monkeypatch,
+                                                                                      stopped):
+    """On a run with a GPU it starts (and compiles) while the workers run and waits; it measures
+    once they are done, or, when the run stops early (-x), ends without measuring anything."""
+    fake_gpus([{"name": "NVIDIA H100 80GB HBM3", "total_mib": 81559, "free_mib": 81000}])
     bench_project.makepyfile(test_early=EARLY, serial_started=SERIAL_STARTED)
     files = {k: bench_project.path / k.lower() for k in ("SERIAL_STARTED", "HOST_DONE", "MEASURED")}
     for key, path in files.items():
