@@ -5,11 +5,15 @@ be written (a full disk), with the verdict and the file that could not be writte
 import errno
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
+
+from fixtures.plugin import bench_phase
 
 pytestmark = pytest.mark.harness
 
@@ -150,10 +154,6 @@ def test_host_while_the_serial_process_waits():
         time.sleep(0.1)
     DONE.touch()
 
-@pytest.mark.host
-def test_host_stops_the_run():
-    assert not os.environ.get("STOP_THE_RUN"), "the run stops here (-x)"
-
 @pytest.mark.bench
 def test_bench_after_every_other_case():
     MEASURED.touch()
@@ -172,30 +172,35 @@ def pytest_configure(config):
 """
 
 
-@pytest.mark.parametrize("stopped", [False, True], ids=["run", "stopped-early"])
-def test_the_serial_process_starts_with_the_workers_and_measures_only_once_they_are_done(bench_project, fake_gpus, monkeypatch,
-                                                                                      stopped):
+def test_the_serial_process_starts_with_the_workers_and_measures_only_once_they_are_done(bench_project, fake_gpus, monkeypatch):
     """On a run with a GPU it starts (and compiles) while the workers run and waits; it measures
-    once they are done, or, when the run stops early (-x), ends without measuring anything."""
+    once they are done."""
     fake_gpus([{"name": "NVIDIA H100 80GB HBM3", "total_mib": 81559, "free_mib": 81000}])
     bench_project.makepyfile(test_early=EARLY, serial_started=SERIAL_STARTED)
     files = {k: bench_project.path / k.lower() for k in ("SERIAL_STARTED", "HOST_DONE", "MEASURED")}
     for key, path in files.items():
         monkeypatch.setenv(key, str(path))
-    if stopped:
-        monkeypatch.setenv("STOP_THE_RUN", "1")
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p fake_gpu -p serial_started --arch sm_90a")
     out = bench_project.path / "out"
-    result = bench_project.runpytest_subprocess("-n", "2", "-x", "--report-dir", str(out), "test_early.py")
+    result = bench_project.runpytest_subprocess("-n", "2", "--report-dir", str(out), "test_early.py")
     assert files["SERIAL_STARTED"].exists()
-    if stopped:
-        assert result.ret == pytest.ExitCode.INTERRUPTED  # xdist's -x: "stopping after 1 failures"
-        assert not files["MEASURED"].exists(), "a run stopped early still measured"
-        return
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
     result.stdout.fnmatch_lines(["*bench phase: 1 bench cases, measured alone after the other cases, which took * s "
                                  "(started while those ran)*"])
-    assert results(out)["counts"] == {"passed": 3}
+    assert results(out)["counts"] == {"passed": 2}
+
+
+def test_a_serial_process_never_told_go_ends_unmeasured(tmp_path):
+    """A run that stops early (-x, an interrupt, other bench ids) ends its waiting processes: the
+    pipe closed without GO and the process terminated, even one still compiling ahead."""
+    read, go = os.pipe()
+    waiting = subprocess.Popen([sys.executable, "-c", "import os, sys, time; time.sleep(60); "
+                                f"sys.exit(0 if os.read({read}, 3) == b'go\\n' else 5)"], pass_fds=(read,))
+    os.close(read)
+    process = bench_phase._Process(None, ["test_bench"], tmp_path / "stream.jsonl", None, waiting, go)
+    started = time.monotonic()
+    bench_phase.SerialPhase.stop([process])
+    assert waiting.returncode == -signal.SIGTERM and time.monotonic() - started < 30
 
 
 def test_bench_cases_the_serial_phase_never_reported_fail(bench_project):
