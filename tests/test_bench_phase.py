@@ -1,0 +1,78 @@
+"""The bench phase's early start where the machine says no: a full disk, a process that cannot
+start. Either way the serial phase starts after the workers, as without the early start, and no
+process is left waiting."""
+
+import errno
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from fixtures.plugin import bench_phase, run_state
+from reports.model import GpuRecord
+
+pytestmark = pytest.mark.harness
+
+IDS = ["suites/bench/test_bandwidth.py::test_device_ceiling", "suites/bench/test_bandwidth.py::test_stage_bandwidth[x]"]
+
+
+class _Config(SimpleNamespace):
+    """What the bench phase reads of a pytest config (no options given)."""
+
+    def getoption(self, name: str):
+        return [] if name in ("--stage-module", *bench_phase._REPEATED) else None
+
+
+def _config(scratch: Path, gpus: int = 0) -> _Config:
+    config = _Config(stash=pytest.Stash(), workeroutput={}, rootpath=scratch, inipath=None,
+                     hook=SimpleNamespace(pytest_deselected=lambda items: None))
+    state = run_state.of(config)
+    state.scratch = scratch
+    state.gpus = [GpuRecord(i, f"GPU-{i}", "H100", 81559, None, "host") for i in range(gpus)]
+    return config
+
+
+def _bench_items() -> list:
+    return [SimpleNamespace(nodeid=nodeid, get_closest_marker=lambda name: name == "bench") for nodeid in IDS]
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["written", "full-disk"])
+def test_a_worker_leaves_its_bench_ids_for_the_early_start_unless_the_disk_is_full(tmp_path, monkeypatch, full):
+    config = _config(tmp_path)
+    if full:
+        def no_space(self, *args, **kwargs):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(Path, "write_text", no_space)
+    items = _bench_items()
+    bench_phase.Deferral(config).pytest_collection_modifyitems(config, items)
+    assert items == [] and config.workeroutput[bench_phase.DEFERRED_KEY] == IDS  # the late start still has them
+    if full:
+        assert list(tmp_path.iterdir()) == [], "a full disk left a partial file"
+    else:
+        assert json.loads((tmp_path / bench_phase.DEFERRED_FILE).read_text()) == IDS
+
+
+def test_a_serial_process_that_cannot_start_early_ends_those_already_waiting(tmp_path, monkeypatch):
+    """Two GPUs: the first process starts and waits, the second cannot start; the first is
+    ended, and the run goes on to start them after the workers."""
+    config = _config(tmp_path, gpus=2)
+    (tmp_path / bench_phase.DEFERRED_FILE).write_text(json.dumps(IDS))
+    waiting, real_popen = [], subprocess.Popen
+
+    def popen(command, pass_fds=(), **kwargs):
+        if waiting:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        (read,) = pass_fds
+        waiting.append(real_popen([sys.executable, "-c", f"import os; os.read({read}, 3); import time; time.sleep(60)"],
+                                        pass_fds=pass_fds))
+        return waiting[0]
+
+    monkeypatch.setattr(bench_phase.subprocess, "Popen", popen)
+    phase = bench_phase.SerialPhase(config)
+    phase.pytest_xdist_node_collection_finished(node=None, ids=[])
+    assert phase.early == []
+    assert waiting[0].returncode is not None, "the process already waiting was left running"
