@@ -56,6 +56,29 @@ def test_unwritten_elements_are_named(got, dtype, at):
         checks.check_written("c", got, poison, expected)
 
 
+@pytest.mark.parametrize("mask", [
+    pytest.param(torch.rand(37, 11) > 0.5, id="rows"),
+    pytest.param((torch.rand(11, 37) > 0.5).t(), id="column-major"),
+    pytest.param(torch.rand(401) > 0.5, id="flat"),
+    pytest.param(torch.zeros(5, 0, dtype=torch.bool), id="empty"),
+])
+def test_a_mask_is_counted_a_block_at_a_time_to_the_last_block(mask, monkeypatch):
+    """A block of 3 rows (or 40 elements): every block counted, the short last one too."""
+    monkeypatch.setattr(checks, "BLOCK_ELEMENTS", 40)
+    assert len(checks.row_blocks(mask.shape)) > 1 or mask.numel() == 0
+    assert checks.count_true(mask) == int(mask.sum())
+
+
+def test_an_unwritten_element_in_the_last_block_is_counted(monkeypatch):
+    monkeypatch.setattr(checks, "BLOCK_ELEMENTS", 8)
+    expected = torch.ones(5, 4)
+    got = expected.clone()
+    poison = fill.poison_for(DTYPES["fp32"], expected)
+    poison.fill(got[4, 3])
+    with pytest.raises(failures.Unwritten, match=r"1 of 20 output elements were never written; first at \(4, 3\)"):
+        checks.check_written("c", got, poison, expected)
+
+
 def test_a_computed_nan_is_not_the_float_poison():
     got = torch.tensor([float("nan"), 1.0], dtype=torch.float16)
     checks.check_written("c", got, fill.poison_for(DTYPES["fp16"], None), got)

@@ -182,7 +182,8 @@ def test_without_xdist_the_first_gpu_is_used(runner, tmp_path, monkeypatch):
     pytest.param([H100], ("--gpus", "1"), "ERROR: --gpus 1: no visible GPU 1 (visible: 0: NVIDIA H100 80GB HBM3 (GPU-fake-0))",
                  id="missing"),
     pytest.param([H100, BUSY], ("-n", "2"), "ERROR: GPU 1 (NVIDIA H100 80GB HBM3, GPU-fake-1) is busy: 2.9 GiB free, this run "
-                 "needs 70.1 GiB on it (the largest large case it holds, 70.1 GiB, and 0 other workers at 2 GiB); "
+                 "needs 56.1 GiB on it (the largest large case it holds, 54.1 GiB, beside 0 other workers and the bench "
+                 "phase's process at 2 GiB each); "
                  "leave it out with --gpus", id="busy"),
     pytest.param([], ("--gpus", "0"), "ERROR: --gpus 0: no GPU is visible here (NVML lists no GPU)", id="none"),
 ])
