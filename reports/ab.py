@@ -15,17 +15,20 @@ on both sides alike:
 - ``import``: ``import cutlass.cute``; ``conversion``: ``from_dlpack`` and the implicit call's
   conversion, us a call; ``call``: host us of a compiled function's call (legacy, TVM-FFI), on a GPU.
 
-Import, conversion, compile and call are measured in a fresh process each round (``Plan.fresh_rounds``): one
-process of an install runs consistently faster or slower than another of the same install (on an
-H100 host, 4.8.1 against itself: compiles 7% apart, a compiled call 15%), so one process per
-install would judge that luck; the other figures come from the worker itself;
+Import is measured in a fresh process each round (``Plan.fresh_rounds``), and conversion, compile
+and call in another: one process of an install runs consistently faster or slower than another
+of the same install (on an H100 host, 4.8.1 against itself: compiles 7% apart, a compiled call
+15%; now and then one 60% slow throughout), so one process per install would judge that luck;
+the other figures come from the worker itself;
 - ``memory``: KiB of resident memory (and GPU memory) a process keeps per compile (and launch)
   cycle; ``functions kept``: the DSL's compiled functions still alive per cycle (a leaked kernel: 1).
 
 A metric's samples from A and from B give B's change against A (percent; KiB for memory) and a
-95% Welch interval of it; the verdict, as nvbench's robust compare words it: ``same`` when the
-whole interval lies within the metric's threshold, ``slower`` (B costs more: less bandwidth, more
-time, more memory kept) or ``faster`` when it lies wholly beyond it, else ``ambiguous``.
+95% interval of it (Welch's; for the figures sampled a process at a time, the distribution-free
+one of the Hodges-Lehmann shift, which one process far off does not move); the verdict, as
+nvbench's robust compare words it: ``same`` when the whole interval lies within the metric's
+threshold, ``slower`` (B costs more: less bandwidth, more time, more memory kept) or ``faster``
+when it lies wholly beyond it, else ``ambiguous``.
 """
 
 from __future__ import annotations
@@ -118,6 +121,10 @@ class AbRun:
 # -- judging -----------------------------------------------------------------------------------------
 
 
+# figures sampled one a fresh process: one process in six can run some 60% slow throughout (seen
+# on the CPU machine and on H100 hosts, docs/ab.md), which a mean follows and a rank statistic does not
+PER_PROCESS = {"import", "conversion", "compile", "compile, pooled", "call"}
+
 # two-sided 95% quantiles of Student's t by degrees of freedom (beyond the table: the normal's)
 _T975 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
          12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
@@ -127,24 +134,59 @@ def _t975(df: float) -> float:
     return next((t for d, t in sorted(_T975.items()) if df <= d), 1.96)
 
 
+def _welch(a: list[float], b: list[float]) -> tuple[float, float, float]:
+    """B's mean less A's, and its 95% Welch interval."""
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    va = statistics.variance(a) / len(a) if len(a) > 1 else 0.0
+    vb = statistics.variance(b) / len(b) if len(b) > 1 else 0.0
+    df = (va + vb) ** 2 / (va ** 2 / max(len(a) - 1, 1) + vb ** 2 / max(len(b) - 1, 1)) if va + vb else 1e9
+    half = _t975(df) * math.sqrt(va + vb)
+    return mb - ma, mb - ma - half, mb - ma + half
+
+
+def _mann_whitney_lower(n: int, m: int, alpha: float = 0.05) -> int:
+    """The largest ``c`` with P(U <= c) <= alpha / 2 for Mann-Whitney's U of ``n`` and ``m``
+    samples of one distribution (exact, by counting arrangements); -1 where there is none."""
+    counts = [[[1] for _ in range(m + 1)] for _ in range(n + 1)]  # counts[i][j][u]: arrangements of i and j with U = u
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            width = i * j + 1
+            counts[i][j] = [(counts[i - 1][j][u - j] if 0 <= u - j < len(counts[i - 1][j]) else 0)
+                            + (counts[i][j - 1][u] if u < len(counts[i][j - 1]) else 0) for u in range(width)]
+    total, below, c = math.comb(n + m, n), 0, -1
+    for u, count in enumerate(counts[n][m]):
+        below += count
+        if below / total > alpha / 2:
+            return c
+        c = u
+    return c
+
+
+def _rank_shift(a: list[float], b: list[float]) -> tuple[float, float, float]:
+    """B's shift against A, Hodges-Lehmann's (the median of every difference of a B sample and
+    an A sample), and its distribution-free 95% interval from Mann-Whitney's U: one process far off
+    moves neither. Fewer than four samples a side have no such interval: the differences' range."""
+    diffs = sorted(y - x for x in a for y in b)
+    k = max(_mann_whitney_lower(len(a), len(b)) + 1, 1)
+    return statistics.median(diffs), diffs[k - 1], diffs[len(diffs) - k]
+
+
 def judge(metric: Metric) -> Metric:
-    """``metric`` with B's change against A, its 95% Welch interval and the verdict. Each sample
-    must be independent of the others (one a placement, a process, a cycle): with six samples a
-    side a t interval is honest where a bootstrap's is too narrow."""
+    """``metric`` with B's change against A, its 95% interval and the verdict. Each sample must be
+    independent of the others (one a placement, a process, a cycle): with six samples a side a
+    Welch interval is honest where a bootstrap's is too narrow; a figure sampled a process at a
+    time (``PER_PROCESS``) takes the rank interval instead, against A's median."""
     unit, higher_is_better, threshold, absolute = KINDS[metric.kind]
     metric.threshold = FLOOR_PCT[metric.size] if threshold is None else threshold
     if not metric.a or not metric.b:
         metric.verdict = "ambiguous"
         return metric
     sign = -1.0 if higher_is_better else 1.0  # a change is counted as B costing more
-    ma, mb = statistics.fmean(metric.a), statistics.fmean(metric.b)
-    va = statistics.variance(metric.a) / len(metric.a) if len(metric.a) > 1 else 0.0
-    vb = statistics.variance(metric.b) / len(metric.b) if len(metric.b) > 1 else 0.0
-    df = (va + vb) ** 2 / (va ** 2 / max(len(metric.a) - 1, 1) + vb ** 2 / max(len(metric.b) - 1, 1)) if va + vb else 1e9
-    half = _t975(df) * math.sqrt(va + vb)
-    scale = 1.0 if absolute else 100 / ma
-    metric.delta = sign * (mb - ma) * scale
-    metric.low, metric.high = sorted((metric.delta - half * scale, metric.delta + half * scale))
+    by_rank = metric.kind in PER_PROCESS
+    shift, low, high = (_rank_shift if by_rank else _welch)(metric.a, metric.b)
+    scale = 1.0 if absolute else 100 / (statistics.median(metric.a) if by_rank else statistics.fmean(metric.a))
+    metric.delta = sign * shift * scale
+    metric.low, metric.high = sorted((sign * low * scale, sign * high * scale))
     if metric.low > metric.threshold:
         metric.verdict = "slower"
     elif metric.high < -metric.threshold:
@@ -198,8 +240,10 @@ class Plan:
     sizes: tuple[str, ...] = ("bandwidth", "launch")
     host_only: bool = False
     rounds: int = 2  # each install asked this many times for each bench case and the in-process figures
-    fresh_rounds: int = 6  # ... for the figures measured in a fresh process: import, compile, call
-    import_repeats: int = 2
+    # ... for the figures measured in a fresh process: import; conversion, compile and call. Eight
+    # a side: the rank interval then reaches past every difference of one process far off
+    fresh_rounds: int = 8
+    import_repeats: int = 1
     growth_cycles: int = 12
 
     def bench_cases(self, offered: list[str]) -> list[str]:
@@ -249,16 +293,17 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
                     getattr(metric, label.lower()).extend(reply[key])
 
     fresh = plan.fresh_rounds
+    fresh_names = {"from_dlpack": ("conversion", "from_dlpack"), "implicit_conversion": ("conversion", "implicit conversion"),
+                   **{f: ("compile", f) for f in offered["families"]}}
+    if on_gpu:
+        fresh_names |= {"compiled": ("call", "compiled call"), "tvm_ffi": ("call", "TVM-FFI call")}
     steps = [({"op": "import", "repeats": plan.import_repeats}, {"seconds": ("import", "import cutlass.cute")}, fresh),
-             ({"op": "convert"}, {"from_dlpack": ("conversion", "from_dlpack"),
-                                  "implicit_conversion": ("conversion", "implicit conversion")}, fresh),
-             ({"op": "compile"}, {f: ("compile", f) for f in offered["families"]}, fresh),
+             ({"op": "fresh"}, fresh_names, fresh),
              ({"op": "growth", "cycles": plan.growth_cycles},
               {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
                "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),
                "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}, plan.rounds)]
     if on_gpu:
-        steps.append(({"op": "call"}, {"compiled": ("call", "compiled call"), "tvm_ffi": ("call", "TVM-FFI call")}, fresh))
         steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}, plan.rounds) for c in plan.bench_cases(offered["cases"])]
     for i, (request, names, rounds) in enumerate(steps, 1):
         for rnd in range(rounds):
@@ -302,12 +347,15 @@ def render(result: AbRun) -> str:
     lines = ["# A/B run", "", side("A", result.a, result.installs[0]), side("B", result.b, result.installs[1]), "",
              verdict(result), "", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()),
              "", "B against A: a positive change is B costing more (less bandwidth, more time, more memory kept); "
-             "the interval is a 95% Welch interval; `same` lies wholly within the threshold, `slower` / `faster` "
-             "wholly beyond it.", "", "## What changed, ranked", "",
+             f"A and B are each side's mean, and the interval a 95% Welch interval, but for the figures sampled "
+             f"a process at a time ({', '.join(sorted(PER_PROCESS))}): each side's median, the Hodges-Lehmann "
+             "shift against A's median and its distribution-free 95% interval; `same` lies wholly within the "
+             "threshold, `slower` / `faster` wholly beyond it.", "", "## What changed, ranked", "",
              "| verdict | kind | metric | A | B | change | interval | threshold |", "|---|---|---|---|---|---|---|---|"]
     for m in ranked(result.metrics):
         suffix = " KiB" if KINDS[m.kind][3] else "%"
-        lines.append(f"| {m.verdict} | {m.kind} | `{m.name}` | {_mean(m.a)} {m.unit} | {_mean(m.b)} {m.unit} "
+        centre = statistics.median if m.kind in PER_PROCESS else statistics.fmean
+        lines.append(f"| {m.verdict} | {m.kind} | `{m.name}` | {_centre(m.a, centre)} {m.unit} | {_centre(m.b, centre)} {m.unit} "
                      f"| {_num(m.delta)}{suffix} | {_num(m.low)} .. {_num(m.high)}{suffix} | {_num(m.threshold)}{suffix} |")
     if result.skipped:
         lines += ["", "## Not measured", ""] + [f"- `{c}`: {why}" for c, why in result.skipped.items()]
@@ -325,8 +373,8 @@ def verdict(result: AbRun) -> str:
     return f"A/B: B is not slower than A on any of {len(result.metrics)} metrics"
 
 
-def _mean(values: list[float]) -> str:
-    return _num(statistics.fmean(values)) if values else "–"
+def _centre(values: list[float], centre) -> str:
+    return _num(centre(values)) if values else "–"
 
 
 def _num(x: float | None) -> str:

@@ -3,6 +3,7 @@ the ranked summary, and the drills (a fake worker stands for an install; the rea
 figures are ``suites/compile/test_host_costs.py``'s)."""
 
 import json
+import statistics
 import sys
 import textwrap
 
@@ -34,6 +35,28 @@ def test_a_verdict_is_where_the_interval_lies_against_the_threshold(a, b, kind, 
     assert m.low <= m.delta <= m.high
 
 
+# one fresh process a sample, eight a side (ab.Plan.fresh_rounds): A's last process ran 60% slow
+# throughout, as one in six or so did on the CPU machine and on H100 hosts
+ONE_SLOW_PROCESS = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 1.60]
+
+
+@pytest.mark.parametrize(("b", "verdict"), [
+    ([1.10, 1.11, 1.09, 1.10, 1.12, 1.08, 1.105, 1.095], "slower"),  # 10% slower compiles: Welch said -5 .. +20%
+    ([1.00, 1.005, 0.995, 1.01, 0.99, 1.00, 1.02, 0.985], "same"),  # A/A: Welch said -20 .. +5%
+], ids=["10pct-slower", "a-a"])
+def test_one_process_far_off_moves_neither_the_change_nor_its_interval(b, verdict):
+    m = metric(ONE_SLOW_PROCESS, b, "compile")
+    assert m.verdict == verdict, (m.delta, m.low, m.high)
+    _, low, high = (100 * x / statistics.fmean(ONE_SLOW_PROCESS) for x in ab._welch(ONE_SLOW_PROCESS, b))
+    assert low < -5 or (low < 5 < high)  # by the mean, Welch's interval: ambiguous
+
+
+@pytest.mark.parametrize(("n", "m", "c"), [(3, 3, -1), (4, 4, 0), (5, 5, 2), (6, 6, 5), (8, 8, 13), (12, 12, 37), (10, 6, 11)])
+def test_the_rank_interval_takes_mann_whitneys_exact_critical_value(n, m, c):
+    """The two-sided 5% critical values of U in the published tables."""
+    assert ab._mann_whitney_lower(n, m) == c
+
+
 def test_a_change_counts_as_b_costing_more_whichever_way_the_unit_runs():
     assert metric([100.0] * 4, [99.0] * 4, "bandwidth", "bandwidth").delta == pytest.approx(1.0)  # less GB/s
     assert metric([1.0] * 4, [1.1] * 4, "compile").delta == pytest.approx(10.0)  # more seconds
@@ -55,8 +78,7 @@ FAKE_WORKER = textwrap.dedent('''
             log.write(json.dumps([sys.argv[1:], r]) + "\\n")
         answers = {"plan": {"cases": ["x-16384x8192"], "families": ["f1", "f2"]},
                    "import": {"seconds": [1.0, 1.01, 0.99]},
-                   "convert": {"from_dlpack": [10.0, 10.1, 9.9], "implicit_conversion": [12.0, 12.1, 11.9]},
-                   "compile": {"f1": [slow * 1.0], "f2": [slow * 2.0]},
+                   "fresh": {"from_dlpack": [10.0], "implicit_conversion": [12.0], "f1": [slow * 1.0], "f2": [slow * 2.0]},
                    "growth": {"rss_kib_per_cycle": [leak[0]], "functions_kept_per_cycle": [leak[1]]}}
         print(json.dumps(answers[r["op"]]), flush=True)
 ''')
@@ -95,9 +117,9 @@ def test_the_drills_in_b_are_caught(fake_worker, tmp_path, capsys):
     summary = (tmp_path / "out" / "summary.md").read_text().split("## What changed, ranked")[1]
     assert summary.index("`resident memory per compile`") < summary.index("`import cutlass.cute`")  # slower ranked first
     assert (tmp_path / "out" / "ab-deltas.png").stat().st_size > 0
-    # ABBA: each figure asked of A then B in even rounds, of B then A in odd ones; fresh-process figures 6 rounds
-    asked = ["B" if argv else "A" for argv, r in map(json.loads, fake_worker.read_text().splitlines()) if r["op"] == "compile"]
-    assert asked == ["A", "B", "B", "A"] * 3
+    # ABBA: each figure asked of A then B in even rounds, of B then A in odd ones; fresh-process figures 8 rounds
+    asked = ["B" if argv else "A" for argv, r in map(json.loads, fake_worker.read_text().splitlines()) if r["op"] == "fresh"]
+    assert asked == ["A", "B", "B", "A"] * 4
 
 
 def test_an_install_that_is_not_there_is_one_line_before_anything_starts(tmp_path, capsys):
