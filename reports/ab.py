@@ -39,6 +39,7 @@ import math
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
@@ -305,10 +306,12 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
                "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}, plan.rounds)]
     if on_gpu:
         steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}, plan.rounds) for c in plan.bench_cases(offered["cases"])]
+    started = time.monotonic()
     for i, (request, names, rounds) in enumerate(steps, 1):
         for rnd in range(rounds):
             ask_both(rnd, request, names)
-        print(f"[{i}/{len(steps)}] {request['op']} {request.get('case', '')}", file=progress, flush=True)
+        print(f"[{i}/{len(steps)}] {request['op']} {request.get('case', '')} ({time.monotonic() - started:.0f} s)",
+              file=progress, flush=True)
     result.metrics = [judge(m) for m in [*metrics.values(), *_pooled(metrics.values())]]
     return result
 
