@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="bench size families to run (default both)")
     side.add_argument("--host-only", action="store_true", help="host costs only (what a machine without a GPU can measure)")
     side.add_argument("--rounds", type=int, default=2, help="times each install is asked for each figure (default 2: ABBA)")
+    side.add_argument("--fresh-rounds", type=int, default=ab.Plan.fresh_rounds, metavar="N",
+                      help=f"fresh processes a side for import, conversion, compile and call (default "
+                           f"{ab.Plan.fresh_rounds}; more narrow their intervals, docs/ab.md)")
     side.add_argument("--plant-b-slowdown", type=float, metavar="F", help="drill: B's bench cases move F more bytes")
     side.add_argument("--plant-b-compile-delay", type=float, metavar="F", help="drill: B's compiles take F longer")
     side.add_argument("--plant-b-leak", action="store_true", help="drill: B keeps every function it compiles")
@@ -169,6 +172,8 @@ def _ab(args: argparse.Namespace) -> int:
     """The A/B run into ``--out``, claimed first."""
     if args.rounds < 1:
         raise HarnessUsageError(f"--rounds {args.rounds}: at least 1")
+    if args.fresh_rounds < 4:
+        raise HarnessUsageError(f"--fresh-rounds {args.fresh_rounds}: at least 4 (fewer have no 95% rank interval)")
     for option, fraction in (("--plant-b-slowdown", args.plant_b_slowdown), ("--plant-b-compile-delay", args.plant_b_compile_delay)):
         if fraction is not None and not 0 < fraction < 1:
             raise HarnessUsageError(f"{option} {fraction}: a fraction between 0 and 1 (0.01 plants 1%)")
@@ -179,7 +184,7 @@ def _ab(args: argparse.Namespace) -> int:
     a.command(), b.command()  # an install that is not there: one line, before anything starts
     held = report_folder.claim("--out", args.out)
     try:
-        plan = ab.Plan(tuple(args.cases), tuple(args.sizes), args.host_only, args.rounds)
+        plan = ab.Plan(tuple(args.cases), tuple(args.sizes), args.host_only, args.rounds, args.fresh_rounds)
         result = ab.run(a, b, plan, held.folder / "logs")
         ab.write(result, held.folder)
     finally:

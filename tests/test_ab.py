@@ -142,10 +142,17 @@ def test_a_runs_host_costs_are_listed_in_its_summary_and_survive_results_json():
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))).cases[0].host_costs == [figure]
 
 
-@pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--plant-b-slowdown", "-0.01"),
+@pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--fresh-rounds", "3"), ("--plant-b-slowdown", "-0.01"),
                                                 ("--plant-b-compile-delay", "1.5")])
 def test_a_bad_value_is_one_line_before_any_worker_starts(tmp_path, capsys, option, value):
     out = tmp_path / "out"
     assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(out), option, value]) == 4
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"reports ab: {option} ") and not out.exists()
+
+
+def test_fresh_rounds_sets_how_many_fresh_processes_each_side_gets(fake_worker, tmp_path):
+    assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(tmp_path / "out"), "--host-only",
+                     "--fresh-rounds", "4"]) == 0
+    asked = [r["op"] for _, r in map(json.loads, fake_worker.read_text().splitlines())]
+    assert asked.count("fresh") == asked.count("import") == 8  # 4 rounds, A and B each
