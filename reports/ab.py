@@ -241,9 +241,11 @@ class Plan:
     sizes: tuple[str, ...] = ("bandwidth", "launch")
     host_only: bool = False
     rounds: int = 2  # each install asked this many times for each bench case and the in-process figures
-    # ... for the figures measured in a fresh process: import; conversion, compile and call. Eight
-    # a side: the rank interval then reaches past every difference of one process far off
-    fresh_rounds: int = 8
+    # ... for the figures measured in a fresh process: import; conversion, compile and call. Sixteen
+    # a side: on an H100 host eight left a planted 10% compile delay ambiguous (+8.5% [2.9, 15.0],
+    # +14.5% [4.1, 24.5]) and sixteen caught it (+11.1% [5.3, 17.6], docs/ab.md); from eight on, the
+    # rank interval reaches past every difference of one process far off
+    fresh_rounds: int = 16
     import_repeats: int = 1
     growth_cycles: int = 12
 

@@ -35,8 +35,8 @@ def test_a_verdict_is_where_the_interval_lies_against_the_threshold(a, b, kind, 
     assert m.low <= m.delta <= m.high
 
 
-# one fresh process a sample, eight a side (ab.Plan.fresh_rounds): A's last process ran 60% slow
-# throughout, as one in six or so did on the CPU machine and on H100 hosts
+# one fresh process a sample, eight a side (the fewest at which one process far off stays outside
+# the rank interval): A's last ran 60% slow throughout, as one in six or so did on the CPU machine
 ONE_SLOW_PROCESS = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 1.60]
 
 
@@ -117,9 +117,9 @@ def test_the_drills_in_b_are_caught(fake_worker, tmp_path, capsys):
     summary = (tmp_path / "out" / "summary.md").read_text().split("## What changed, ranked")[1]
     assert summary.index("`resident memory per compile`") < summary.index("`import cutlass.cute`")  # slower ranked first
     assert (tmp_path / "out" / "ab-deltas.png").stat().st_size > 0
-    # ABBA: each figure asked of A then B in even rounds, of B then A in odd ones; fresh-process figures 8 rounds
+    # ABBA: each figure asked of A then B in even rounds, of B then A in odd ones; fresh-process figures 16 rounds
     asked = ["B" if argv else "A" for argv, r in map(json.loads, fake_worker.read_text().splitlines()) if r["op"] == "fresh"]
-    assert asked == ["A", "B", "B", "A"] * 4
+    assert asked == ["A", "B", "B", "A"] * 8
 
 
 def test_an_install_that_is_not_there_is_one_line_before_anything_starts(tmp_path, capsys):
