@@ -15,8 +15,8 @@ on both sides alike:
 - ``import``: ``import cutlass.cute``; ``conversion``: ``from_dlpack`` and the implicit call's
   conversion, us a call; ``call``: host us of a compiled function's call (legacy, TVM-FFI), on a GPU.
 
-Import is measured in a fresh process each round (``Plan.fresh_rounds``), and conversion, compile
-and call in another: one process of an install runs consistently faster or slower than another
+Import, conversion, compile and call are measured in a fresh process each round
+(``Plan.fresh_rounds``): one process of an install runs consistently faster or slower than another
 of the same install (on an H100 host, 4.8.1 against itself: compiles 7% apart, a compiled call
 15%; now and then one 60% slow throughout), so one process per install would judge that luck;
 the other figures come from the worker itself;
@@ -241,12 +241,11 @@ class Plan:
     sizes: tuple[str, ...] = ("bandwidth", "launch")
     host_only: bool = False
     rounds: int = 2  # each install asked this many times for each bench case and the in-process figures
-    # ... for the figures measured in a fresh process: import; conversion, compile and call. Sixteen
+    # ... for the figures measured in a fresh process: import, conversion, compile and call. Sixteen
     # a side: on an H100 host eight left a planted 10% compile delay ambiguous (+8.5% [2.9, 15.0],
     # +14.5% [4.1, 24.5]) and sixteen caught it (+11.1% [5.3, 17.6], docs/ab.md); from eight on, the
     # rank interval reaches past every difference of one process far off
     fresh_rounds: int = 16
-    import_repeats: int = 1
     growth_cycles: int = 12
 
     def bench_cases(self, offered: list[str]) -> list[str]:
@@ -296,12 +295,11 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
                     getattr(metric, label.lower()).extend(reply[key])
 
     fresh = plan.fresh_rounds
-    fresh_names = {"from_dlpack": ("conversion", "from_dlpack"), "implicit_conversion": ("conversion", "implicit conversion"),
-                   **{f: ("compile", f) for f in offered["families"]}}
+    fresh_names = {"import_seconds": ("import", "import cutlass.cute"), "from_dlpack": ("conversion", "from_dlpack"),
+                   "implicit_conversion": ("conversion", "implicit conversion"), **{f: ("compile", f) for f in offered["families"]}}
     if on_gpu:
         fresh_names |= {"compiled": ("call", "compiled call"), "tvm_ffi": ("call", "TVM-FFI call")}
-    steps = [({"op": "import", "repeats": plan.import_repeats}, {"seconds": ("import", "import cutlass.cute")}, fresh),
-             ({"op": "fresh"}, fresh_names, fresh),
+    steps = [({"op": "fresh"}, fresh_names, fresh),
              ({"op": "growth", "cycles": plan.growth_cycles},
               {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
                "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),

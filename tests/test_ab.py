@@ -77,8 +77,8 @@ FAKE_WORKER = textwrap.dedent('''
         with open(os.environ["FAKE_LOG"], "a") as log:
             log.write(json.dumps([sys.argv[1:], r]) + "\\n")
         answers = {"plan": {"cases": ["x-16384x8192"], "families": ["f1", "f2"]},
-                   "import": {"seconds": [1.0, 1.01, 0.99]},
-                   "fresh": {"from_dlpack": [10.0], "implicit_conversion": [12.0], "f1": [slow * 1.0], "f2": [slow * 2.0]},
+                   "fresh": {"import_seconds": [1.0], "from_dlpack": [10.0], "implicit_conversion": [12.0], "f1": [slow * 1.0],
+                             "f2": [slow * 2.0]},
                    "growth": {"rss_kib_per_cycle": [leak[0]], "functions_kept_per_cycle": [leak[1]]}}
         print(json.dumps(answers[r["op"]]), flush=True)
 ''')
@@ -155,4 +155,4 @@ def test_fresh_rounds_sets_how_many_fresh_processes_each_side_gets(fake_worker, 
     assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(tmp_path / "out"), "--host-only",
                      "--fresh-rounds", "4"]) == 0
     asked = [r["op"] for _, r in map(json.loads, fake_worker.read_text().splitlines())]
-    assert asked.count("fresh") == asked.count("import") == 8  # 4 rounds, A and B each
+    assert asked.count("fresh") == 8  # 4 rounds, A and B each
