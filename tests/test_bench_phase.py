@@ -76,3 +76,26 @@ def test_a_serial_process_that_cannot_start_early_ends_those_already_waiting(tmp
     phase.pytest_xdist_node_collection_finished(node=None, ids=[])
     assert phase.early == []
     assert waiting[0].returncode is not None, "the process already waiting was left running"
+
+
+def test_an_early_process_that_ended_before_go_is_replayed_not_raised(tmp_path, monkeypatch):
+    """One GPU: the early process dies while compiling ahead (it closes its pipe by exiting); at
+    the run's end writing GO meets a broken pipe, and its cases are replayed with its exit status
+    (which reports them as failures) instead of the run ending in an internal error."""
+    config = _config(tmp_path, gpus=1)
+    config.pluginmanager = SimpleNamespace(get_plugin=lambda name: None)
+    (tmp_path / bench_phase.DEFERRED_FILE).write_text(json.dumps(IDS))
+    real_popen = subprocess.Popen
+
+    def popen(command, pass_fds=(), **kwargs):
+        return real_popen([sys.executable, "-c", "import sys; sys.exit(3)"], pass_fds=pass_fds)
+
+    monkeypatch.setattr(bench_phase.subprocess, "Popen", popen)
+    phase = bench_phase.SerialPhase(config)
+    phase.pytest_xdist_node_collection_finished(node=None, ids=[])
+    phase.early[0].process.wait()
+    phase.defer(IDS)
+    replayed = []
+    monkeypatch.setattr(phase, "replay", lambda stream, nodeids, status, gpu=None: replayed.append((nodeids, status)))
+    phase.run(SimpleNamespace(testscollected=0))
+    assert replayed == [(IDS, 3)]
