@@ -60,7 +60,7 @@ KINDS = {
     "conversion": ("us", False, 10.0, False),
     "call": ("us", False, 10.0, False),
     "memory": ("KiB/cycle", False, 256.0, True),
-    "functions kept": ("1/cycle", False, 0.5, True),  # compiled functions alive after their cycle: a leaked kernel is 1
+    "functions kept": ("functions/cycle", False, 0.5, True),  # compiled functions alive after their cycle: a leaked kernel is 1
 }
 
 
@@ -243,7 +243,8 @@ class Plan:
     rounds: int = 2  # each install asked this many times for each bench case and the in-process figures
     # ... for the figures measured in a fresh process: import, conversion, compile and call. Sixteen
     # a side: on an H100 host eight left a planted 10% compile delay ambiguous (+8.5% [2.9, 15.0],
-    # +14.5% [4.1, 24.5]) and sixteen caught it (+11.1% [5.3, 17.6], docs/ab.md); from eight on, the
+    # +14.5% [4.1, 24.5]) and sixteen caught it (pooled from those two, +11.1% [5.3, 17.6]; one run,
+    # +10.3% [5.4, 14.6], where the A/A called nothing slower: docs/ab.md); from eight on, the
     # rank interval reaches past every difference of one process far off
     fresh_rounds: int = 16
     growth_cycles: int = 12
@@ -356,7 +357,7 @@ def render(result: AbRun) -> str:
              "threshold, `slower` / `faster` wholly beyond it.", "", "## What changed, ranked", "",
              "| verdict | kind | metric | A | B | change | interval | threshold |", "|---|---|---|---|---|---|---|---|"]
     for m in ranked(result.metrics):
-        suffix = " KiB" if KINDS[m.kind][3] else "%"
+        suffix = f" {m.unit}" if KINDS[m.kind][3] else "%"  # an absolute change in the metric's own unit
         centre = statistics.median if m.kind in PER_PROCESS else statistics.fmean
         lines.append(f"| {m.verdict} | {m.kind} | `{m.name}` | {_centre(m.a, centre)} {m.unit} | {_centre(m.b, centre)} {m.unit} "
                      f"| {_num(m.delta)}{suffix} | {_num(m.low)} .. {_num(m.high)}{suffix} | {_num(m.threshold)}{suffix} |")

@@ -116,6 +116,9 @@ def test_the_drills_in_b_are_caught(fake_worker, tmp_path, capsys):
     assert slower == {"f1", "f2", "every family", "resident memory per compile", "compiled functions kept per compile"}
     summary = (tmp_path / "out" / "summary.md").read_text().split("## What changed, ranked")[1]
     assert summary.index("`resident memory per compile`") < summary.index("`import cutlass.cute`")  # slower ranked first
+    leak_row = next(row for row in summary.splitlines() if "`compiled functions kept per compile`" in row)
+    assert "| 1 functions/cycle | 1 .. 1 functions/cycle | 0.5 functions/cycle |" in leak_row  # its own unit, not KiB
+    assert "KiB/cycle |" in next(row for row in summary.splitlines() if "`resident memory per compile`" in row)
     assert (tmp_path / "out" / "ab-deltas.png").stat().st_size > 0
     # ABBA: each figure asked of A then B in even rounds, of B then A in odd ones; fresh-process figures 16 rounds
     asked = ["B" if argv else "A" for argv, r in map(json.loads, fake_worker.read_text().splitlines()) if r["op"] == "fresh"]
