@@ -187,6 +187,9 @@ def _ab(args: argparse.Namespace) -> int:
         plan = ab.Plan(tuple(args.cases), tuple(args.sizes), args.host_only, args.rounds, args.fresh_rounds)
         result = ab.run(a, b, plan, held.folder / "logs")
         ab.write(result, held.folder)
+    except ab.InstallFailed as error:
+        print(f"reports ab: {error} (logs: {held.folder / 'logs'})", file=sys.stderr)
+        return 1
     finally:
         held.release()
     print(f"{ab.verdict(result)}\nreport: {held.folder}")

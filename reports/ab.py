@@ -64,6 +64,10 @@ KINDS = {
 }
 
 
+class InstallFailed(RuntimeError):
+    """An install's worker exited or could not say what it measures: no run to judge."""
+
+
 @dataclass(frozen=True)
 class Install:
     """One side of the run: ``spec`` a Python interpreter or an ``env.sh`` to source; ``plants``
@@ -112,7 +116,7 @@ class AbRun:
     installs: list[Install]
     metrics: list[Metric]
     errors: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)  # bench cases not measured, and why
+    skipped: dict[str, str] = field(default_factory=dict)  # bench cases and compile families not measured, and why
 
     @property
     def slower(self) -> list[Metric]:
@@ -212,8 +216,8 @@ class _Worker:
     def _read(self) -> dict:
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"install {self.install.label} ({self.install.spec}): its worker exited "
-                               f"({self.proc.wait()}); see its log")
+            raise InstallFailed(f"install {self.install.label} ({self.install.spec}): its worker exited "
+                                f"({self.proc.wait()})")
         return json.loads(line)
 
     def ask(self, **request) -> dict:
@@ -277,9 +281,20 @@ def run(a: Install, b: Install, plan: Plan, logs: Path, progress: IO = sys.stder
 def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, progress: IO) -> AbRun:
     result = AbRun(workers["A"].ready, workers["B"].ready, [a, b], [])
     on_gpu = bool(result.a.get("gpu") and result.b.get("gpu"))
-    offered = workers["A"].ask(op="plan")
-    if on_gpu:
-        result.skipped = {c: why for c, why in offered.get("skipped", {}).items() if c in plan.bench_cases(list(offered["skipped"]))}
+    offers = {label: worker.ask(op="plan") for label, worker in workers.items()}
+    for label, offer in offers.items():
+        if "error" in offer:
+            raise InstallFailed(f"install {label} ({workers[label].install.spec}): its plan failed: {offer['error']}")
+    # what both installs measure: the bench cases (on a GPU) and the compile families (the calls and
+    # the growth cycles use the last of these); what either leaves out is listed, with why
+    cases = [c for c in offers["A"]["cases"] if c in offers["B"]["cases"]] if on_gpu else []
+    families = [f for f in offers["A"]["families"] if f in offers["B"]["families"]]
+    for label, offer in offers.items():
+        skipped = offer["skipped"] if on_gpu else {}
+        for case in plan.bench_cases(list(skipped)):
+            result.skipped.setdefault(case, f"install {label}: {skipped[case]}")
+        for family, why in offer["left_out"].items():
+            result.skipped.setdefault(family, f"compile: install {label} cannot compile it here: {why}")
     metrics: dict[tuple[str, str], Metric] = {}
 
     def ask_both(rnd: int, request: dict, names: dict[str, tuple[str, str]]) -> None:
@@ -297,16 +312,19 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
 
     fresh = plan.fresh_rounds
     fresh_names = {"import_seconds": ("import", "import cutlass.cute"), "from_dlpack": ("conversion", "from_dlpack"),
-                   "implicit_conversion": ("conversion", "implicit conversion"), **{f: ("compile", f) for f in offered["families"]}}
+                   "implicit_conversion": ("conversion", "implicit conversion"), **{f: ("compile", f) for f in families}}
     if on_gpu:
         fresh_names |= {"compiled": ("call", "compiled call"), "tvm_ffi": ("call", "TVM-FFI call")}
-    steps = [({"op": "fresh"}, fresh_names, fresh),
-             ({"op": "growth", "cycles": plan.growth_cycles},
-              {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
-               "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),
-               "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}, plan.rounds)]
+    steps = [({"op": "fresh", "families": families}, fresh_names, fresh)]
+    if families:
+        steps.append(({"op": "growth", "cycles": plan.growth_cycles, "case": families[-1]},
+                      {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
+                       "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),
+                       "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}, plan.rounds))
+    else:
+        result.skipped["memory and compiled functions kept per compile"] = "no compile family both installs compile here"
     if on_gpu:
-        steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}, plan.rounds) for c in plan.bench_cases(offered["cases"])]
+        steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}, plan.rounds) for c in plan.bench_cases(cases)]
     started = time.monotonic()
     for i, (request, names, rounds) in enumerate(steps, 1):
         for rnd in range(rounds):

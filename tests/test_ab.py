@@ -64,23 +64,37 @@ def test_a_change_counts_as_b_costing_more_whichever_way_the_unit_runs():
 
 FAKE_WORKER = textwrap.dedent('''
     """A fake install: every figure 1.0 (x1.1 compiles with --plant-compile-delay), and a log of
-    the requests in the order they came."""
+    the requests in the order they came. It compiles the families FAKE_FAMILIES names (f1,f2);
+    FAKE_PLAN_ERROR makes its plan fail; FAKE_GPU names a GPU it benches on, FAKE_SKIPS a bench case
+    it leaves out."""
     import json, os, sys
     slow = 1.1 if "--plant-compile-delay" in sys.argv else 1.0
     leak = [3000.0, 1.0] if "--plant-leak" in sys.argv else [1.0, 0.0]
-    label = os.environ.get("FAKE_LABEL", "?")
-    print(json.dumps({"ready": True, "dsl": "9.9", "torch": "0", "gpu": None}), flush=True)
+    families = [f for f in os.environ.get("FAKE_FAMILIES", "f1,f2").split(",") if f]
+    seconds = {"f1": 1.0, "f2": 2.0}
+    cases = ["x-16384x8192", "y-16384x8192"]
+    skips = {c: "fake: faults" for c in cases if c == os.environ.get("FAKE_SKIPS")}
+    print(json.dumps({"ready": True, "dsl": "9.9", "torch": "0", "gpu": os.environ.get("FAKE_GPU")}), flush=True)
     for line in sys.stdin:
         r = json.loads(line)
         if r["op"] == "exit":
             break
         with open(os.environ["FAKE_LOG"], "a") as log:
             log.write(json.dumps([sys.argv[1:], r]) + "\\n")
-        answers = {"plan": {"cases": ["x-16384x8192"], "families": ["f1", "f2"]},
-                   "fresh": {"import_seconds": [1.0], "from_dlpack": [10.0], "implicit_conversion": [12.0], "f1": [slow * 1.0],
-                             "f2": [slow * 2.0]},
-                   "growth": {"rss_kib_per_cycle": [leak[0]], "functions_kept_per_cycle": [leak[1]]}}
-        print(json.dumps(answers[r["op"]]), flush=True)
+        if r["op"] == "plan":
+            answer = ({"error": os.environ["FAKE_PLAN_ERROR"]} if "FAKE_PLAN_ERROR" in os.environ else
+                      {"cases": [c for c in cases if c not in skips], "skipped": skips, "families": families,
+                       "left_out": {f: "fake: no" for f in seconds if f not in families}})
+        elif r["op"] == "bench":
+            answer = {"error": "asked for a case it leaves out"} if r["case"] in skips else {"gbps": [100.0, 100.1, 99.9]}
+        elif not set(r.get("families", [r.get("case")])) <= set(families):
+            answer = {"error": f"asked to compile {r} but compiles only {families}"}
+        elif r["op"] == "fresh":
+            answer = {"import_seconds": [1.0], "from_dlpack": [10.0], "implicit_conversion": [12.0],
+                      **{f: [slow * seconds[f]] for f in r["families"]}}
+        else:
+            answer = {"rss_kib_per_cycle": [leak[0]], "functions_kept_per_cycle": [leak[1]]}
+        print(json.dumps(answer), flush=True)
 ''')
 
 
@@ -91,6 +105,18 @@ def fake_worker(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_LOG", str(tmp_path / "requests.log"))
     monkeypatch.setattr(ab, "WORKER", "fake_ab_worker")
     return tmp_path / "requests.log"
+
+
+def env_file(tmp_path, name, *exports):
+    """An install as an env.sh: the fake worker on its path, ``exports`` (``NAME=value``) set."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    if not (bin_dir / "python3").exists():
+        (bin_dir / "python3").symlink_to(sys.executable)
+    lines = [f"export PATH={bin_dir}:$PATH", f"export PYTHONPATH={tmp_path}", *(f"export {e}" for e in exports)]
+    path = tmp_path / f"{name}.sh"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
 
 
 def test_an_a_a_run_is_same_everywhere_and_asks_abba(fake_worker, tmp_path, capsys):
@@ -159,3 +185,59 @@ def test_fresh_rounds_sets_how_many_fresh_processes_each_side_gets(fake_worker, 
                      "--fresh-rounds", "4"]) == 0
     asked = [r["op"] for _, r in map(json.loads, fake_worker.read_text().splitlines())]
     assert asked.count("fresh") == 8  # 4 rounds, A and B each
+
+
+def test_a_family_one_install_cannot_compile_is_measured_by_neither_and_said(fake_worker, tmp_path, capsys):
+    """B compiles only f2 (as 4.3 refuses two of 4.8's families): both compile f2 alone, the
+    growth cycles compile f2, and f1 is listed as not measured, with why."""
+    b = env_file(tmp_path, "b", "FAKE_FAMILIES=f2")
+    assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--host-only"]) == 0
+    requests = [r for _, r in map(json.loads, fake_worker.read_text().splitlines())]
+    assert {tuple(r["families"]) for r in requests if r["op"] == "fresh"} == {("f2",)}
+    assert {r["case"] for r in requests if r["op"] == "growth"} == {"f2"}
+    document = json.loads((tmp_path / "out" / "ab.json").read_text())
+    assert "f2" in {m["name"] for m in document["metrics"]} and "f1" not in {m["name"] for m in document["metrics"]}
+    assert document["skipped"] == {"f1": "compile: install B cannot compile it here: fake: no"}
+    assert "- `f1`: compile: install B cannot compile it here: fake: no" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_installs_that_compile_nothing_here_are_measured_without_compiles(fake_worker, tmp_path, capsys):
+    """On a host where neither can compile (4.3 without a driver), import and conversions are
+    measured, no growth cycle is asked for, and each compile figure is listed as not measured."""
+    a, b = env_file(tmp_path, "a", "FAKE_FAMILIES="), env_file(tmp_path, "b", "FAKE_FAMILIES=")
+    assert cli.main(["ab", "--a", a, "--b", b, "--out", str(tmp_path / "out"), "--host-only", "--fresh-rounds", "4"]) == 0
+    assert capsys.readouterr().out.startswith("A/B: B is not slower than A on any of 3 metrics")
+    requests = [r for _, r in map(json.loads, fake_worker.read_text().splitlines())]
+    assert {r["op"] for r in requests} == {"plan", "fresh"} and all(r["families"] == [] for r in requests if r["op"] == "fresh")
+    skipped = json.loads((tmp_path / "out" / "ab.json").read_text())["skipped"]
+    assert set(skipped) == {"f1", "f2", "memory and compiled functions kept per compile"}
+    assert skipped["f1"].startswith("compile: install A cannot compile it here")
+
+
+def test_an_install_whose_plan_fails_is_one_line_and_exit_1(fake_worker, tmp_path, capsys):
+    b = env_file(tmp_path, "b", "FAKE_PLAN_ERROR='HostJitBroken: host-side @cute.jit execution fails'")
+    assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--host-only"]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"reports ab: install B ({b}): its plan failed: HostJitBroken: host-side @cute.jit")
+    assert "fresh" not in fake_worker.read_text()
+
+
+def test_an_install_whose_worker_exits_is_one_line_and_exit_1(fake_worker, tmp_path, capsys):
+    b = tmp_path / "b.sh"
+    b.write_text("exit 3\n")
+    assert cli.main(["ab", "--a", sys.executable, "--b", str(b), "--out", str(tmp_path / "out"), "--host-only"]) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"reports ab: install B ({b}): its worker exited (3) (logs: ")
+
+
+def test_a_bench_case_one_install_leaves_out_is_asked_of_neither_and_said(fake_worker, tmp_path, monkeypatch):
+    """On a GPU, B leaves out a case A benches (as 4.5 leaves out those that fault there): neither
+    is asked for it, and it is listed as not measured, with the install and why."""
+    monkeypatch.setenv("FAKE_GPU", "Fake GPU")
+    b = env_file(tmp_path, "b", "FAKE_GPU='Fake GPU'", "FAKE_SKIPS=y-16384x8192")
+    assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--fresh-rounds", "4"]) == 0
+    benched = {r["case"] for _, r in map(json.loads, fake_worker.read_text().splitlines()) if r["op"] == "bench"}
+    assert benched == {"x-16384x8192"}
+    document = json.loads((tmp_path / "out" / "ab.json").read_text())
+    assert document["skipped"] == {"y-16384x8192": "install B: fake: faults"}
+    assert {m["name"] for m in document["metrics"] if m["kind"] == "bandwidth"} == {"x-16384x8192"}

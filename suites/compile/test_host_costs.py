@@ -15,6 +15,7 @@ import dataclasses
 import pytest
 
 from fixtures.dsl import host_costs
+from fixtures.plugin.params import limitation_mark
 from reports.model import HOST_COST_KEY, HostCost
 
 pytestmark = pytest.mark.compile
@@ -32,7 +33,7 @@ def test_import_time_in_the_ab_runs_fresh_process(request, host_jit):
     """``import cutlass.cute`` in a fresh process of the A/B run's (the run's environment: its file
     cache off), which goes on to measure the conversions and every family it can compile (so it
     needs the host-side compile ``host_jit`` checks for)."""
-    figures = host_costs.fresh_figures()
+    figures = host_costs.fresh_figures(host_costs.measurable_families())
     record(request, HostCost("import cutlass.cute", "s", figures["import_seconds"]))
     assert set(figures) == {"import_seconds", "from_dlpack", "implicit_conversion", *host_costs.measurable_families()}
     assert all(0 < value < 120 for (value,) in figures.values())
@@ -45,17 +46,24 @@ def test_conversion_per_call(request, host_jit):
     record(request, *(HostCost(name, "us", host_costs.per_call_us(call, calls=500, rounds=3)) for name, call in calls.items()))
 
 
-@pytest.mark.parametrize("family", host_costs.COMPILE_FAMILIES)
-def test_cold_compile_time(family, request, host_jit):
-    """One cold ``cute.compile`` of the family's signature for ``--arch`` (the file cache off)."""
-    record(request, HostCost(f"compile {family}", "s", [host_costs.compile_seconds(host_costs.family_case(family))]))
+def _family_param(family: str):
+    stopper = host_costs.compile_stopper(host_costs.family_case(family))
+    return pytest.param(host_costs.family_case(family), id=family, marks=(limitation_mark(stopper),) if stopper else ())
+
+
+@pytest.mark.parametrize("case", [_family_param(f) for f in host_costs.COMPILE_FAMILIES])
+def test_cold_compile_time(case, request, host_jit):
+    """One cold ``cute.compile`` of the family's signature for ``--arch`` (the file cache off); a
+    family a known limitation keeps from compiling fails as it says (4.3: the dynamic ``predicated``)."""
+    record(request, HostCost(f"compile {case.id}", "s", [host_costs.compile_seconds(case)]))
 
 
 def test_memory_kept_per_compile_and_the_leak_drill(request, host_jit):
     """What a process keeps per cold compile, over ``GROWTH_CYCLES`` cycles: compiled functions
     still alive (none) and resident KiB; then the drill, the same cycles keeping every compiled
-    function (one kernel leaked a cycle), must show one function kept a cycle."""
-    case = host_costs.family_case(host_costs.CONVERTED)
+    function (one kernel leaked a cycle), must show one function kept a cycle. The signature: the
+    last family this install compiles (the dynamic ``predicated`` one, but on 4.3: the static one)."""
+    case = host_costs.family_case(host_costs.measurable_families()[-1])
     plain = host_costs.growth_per_cycle(lambda: host_costs.compile_seconds(case), GROWTH_CYCLES, warmup=2)
     kept: list = []
     leaking = host_costs.growth_per_cycle(lambda: host_costs.compile_seconds(case, kept=kept), GROWTH_CYCLES, warmup=2)

@@ -1,0 +1,46 @@
+"""``fixtures.dsl.host_costs``: which compile families an install measures here, and why it
+leaves out the others (the A/B run measures only the families both installs compile)."""
+
+import pytest
+from packaging.version import Version
+
+from fixtures.cases import releases
+from fixtures.dsl import compat, host_costs
+
+pytestmark = pytest.mark.harness
+
+
+def test_without_host_jit_every_family_is_left_out_with_why(monkeypatch):
+    monkeypatch.setattr(compat, "host_jit_unavailable", lambda: "host JIT needs the CUDA driver here")
+    assert host_costs.left_out_families() == dict.fromkeys(host_costs.COMPILE_FAMILIES, "host JIT needs the CUDA driver here")
+    assert host_costs.measurable_families() == ()
+
+
+@pytest.mark.parametrize(("release", "left_out"), [
+    ("4.8.1", set()),
+    ("4.5.3", set()),  # 4.3-4.5's unproven alignment shows in the PTX: the compile goes through
+    ("4.4.2", set()),
+    ("4.3.5", {"predicated-fp16-align16-dynamic-128x2048"}),
+])
+def test_a_family_a_known_limitation_covers_is_left_out_on_its_releases(monkeypatch, release, left_out):
+    monkeypatch.setattr(compat, "host_jit_unavailable", lambda: None)
+    monkeypatch.setattr(releases, "installed", lambda: Version(release))
+    reasons = host_costs.left_out_families()
+    assert set(reasons) == left_out
+    assert all(why.startswith("known limitation: DSL 4.3 cannot compose the block remap") for why in reasons.values())
+    assert host_costs.measurable_families() == tuple(f for f in host_costs.COMPILE_FAMILIES if f not in left_out)
+    assert host_costs.measurable_families()[-1].startswith("predicated-")  # the signature of the calls and growth
+
+
+def test_no_family_means_no_compile():
+    assert host_costs._compile_all([], plant_delay=0.0) == {}
+
+
+def test_the_compile_tiers_mark_for_a_family_4_3_cannot_compile_is_a_strict_xfail_on_its_type_error(monkeypatch):
+    from fixtures.plugin.params import limitation_mark
+
+    monkeypatch.setattr(releases, "installed", lambda: Version("4.3.5"))
+    stopper = host_costs.compile_stopper(host_costs.family_case("predicated-fp16-align16-dynamic-128x2048"))
+    mark = limitation_mark(stopper)
+    assert mark.name == "xfail" and mark.kwargs["strict"] and mark.kwargs["raises"] is TypeError
+    assert host_costs.compile_stopper(host_costs.family_case("tv-fp16-align16-dynamic-128x2048")) is None
