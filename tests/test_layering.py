@@ -89,3 +89,17 @@ def test_only_the_plugin_imports_pytests_machinery():
     assert "pytest" in top(imported(ROOT / "fixtures" / "plugin" / "collector.py")), "the scan sees the plugin's own"
     assert [p.name for p in modules("examples") if top(imported(p)) & set(PYTEST_MACHINERY)] == [
         "fault_storm_drill.py", "repro_drill.py"], "examples import pytest only in the drills pytest runs"
+
+
+def test_no_two_test_modules_of_the_testpaths_share_a_name():
+    """pytest imports a test module outside a package by its file name alone, so two of one name
+    (``suites/compile/test_host_costs.py`` and a ``tests/test_host_costs.py``) fail collection
+    when one run collects both, as CI's does."""
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in [*modules("suites"), *modules("tests")]:
+        if path.name.startswith("test_") and not (path.parent / "__init__.py").exists():
+            if path.name in seen:
+                clashes.append(f"{seen[path.name].relative_to(ROOT)} and {path.relative_to(ROOT)}")
+            seen.setdefault(path.name, path)
+    assert not clashes, clashes
