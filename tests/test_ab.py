@@ -188,7 +188,7 @@ def test_fresh_rounds_sets_how_many_fresh_processes_each_side_gets(fake_worker, 
 
 
 def test_a_family_one_install_cannot_compile_is_measured_by_neither_and_said(fake_worker, tmp_path, capsys):
-    """B compiles only f2 (as 4.3 refuses two of 4.8's families): both compile f2 alone, the
+    """B compiles only f2 (as 4.3 refuses the dynamic predicated family): both compile f2 alone, the
     growth cycles compile f2, and f1 is listed as not measured, with why."""
     b = env_file(tmp_path, "b", "FAKE_FAMILIES=f2")
     assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--host-only"]) == 0
