@@ -116,7 +116,7 @@ class AbRun:
     installs: list[Install]
     metrics: list[Metric]
     errors: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)  # bench cases and compile families not measured, and why
+    skipped: dict[str, str] = field(default_factory=dict)  # what was not measured (bench cases, compile families), and why
 
     @property
     def slower(self) -> list[Metric]:

@@ -4,7 +4,7 @@ leaves out the others (the A/B run measures only the families both installs comp
 import pytest
 from packaging.version import Version
 
-from fixtures.cases import releases
+from fixtures.cases import limitations, releases
 from fixtures.dsl import compat, host_costs
 
 pytestmark = pytest.mark.harness
@@ -40,7 +40,7 @@ def test_the_compile_tiers_mark_for_a_family_4_3_cannot_compile_is_a_strict_xfai
     from fixtures.plugin.params import limitation_mark
 
     monkeypatch.setattr(releases, "installed", lambda: Version("4.3.5"))
-    stopper = host_costs.compile_stopper(host_costs.family_case("predicated-fp16-align16-dynamic-128x2048"))
+    stopper = limitations.compile_stopper(host_costs.family_case("predicated-fp16-align16-dynamic-128x2048"))
     mark = limitation_mark(stopper)
     assert mark.name == "xfail" and mark.kwargs["strict"] and mark.kwargs["raises"] is TypeError
-    assert host_costs.compile_stopper(host_costs.family_case("tv-fp16-align16-dynamic-128x2048")) is None
+    assert limitations.compile_stopper(host_costs.family_case("tv-fp16-align16-dynamic-128x2048")) is None

@@ -14,6 +14,7 @@ import dataclasses
 
 import pytest
 
+from fixtures.cases import limitations
 from fixtures.dsl import host_costs
 from fixtures.plugin.params import limitation_mark
 from reports.model import HOST_COST_KEY, HostCost
@@ -47,7 +48,7 @@ def test_conversion_per_call(request, host_jit):
 
 
 def _family_param(family: str):
-    stopper = host_costs.compile_stopper(host_costs.family_case(family))
+    stopper = limitations.compile_stopper(host_costs.family_case(family))
     return pytest.param(host_costs.family_case(family), id=family, marks=(limitation_mark(stopper),) if stopper else ())
 
 
