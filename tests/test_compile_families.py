@@ -1,5 +1,8 @@
 """``fixtures.dsl.host_costs``: which compile families an install measures here, and why it
-leaves out the others (the A/B run measures only the families both installs compile)."""
+leaves out the others (the A/B run measures only the families both installs compile), and the
+drill's planted compile delay."""
+
+import time
 
 import pytest
 from packaging.version import Version
@@ -44,3 +47,9 @@ def test_the_compile_tiers_mark_for_a_family_4_3_cannot_compile_is_a_strict_xfai
     mark = limitation_mark(stopper)
     assert mark.name == "xfail" and mark.kwargs["strict"] and mark.kwargs["raises"] is TypeError
     assert limitations.compile_stopper(host_costs.family_case("tv-fp16-align16-dynamic-128x2048")) is None
+
+
+def test_the_planted_compile_delay_keeps_the_core_busy_for_the_fraction():
+    cpu = time.process_time()
+    assert host_costs.planted_compile_seconds(0.2, 0.5) == pytest.approx(0.3)
+    assert time.process_time() - cpu >= 0.09  # busy, as a slower compiler is: a sleep uses no CPU
