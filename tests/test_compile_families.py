@@ -49,7 +49,11 @@ def test_the_compile_tiers_mark_for_a_family_4_3_cannot_compile_is_a_strict_xfai
     assert limitations.compile_stopper(host_costs.family_case("tv-fp16-align16-dynamic-128x2048")) is None
 
 
-def test_the_planted_compile_delay_keeps_the_core_busy_for_the_fraction():
-    cpu = time.process_time()
+def test_the_planted_compile_delay_keeps_the_core_busy_for_the_fraction(monkeypatch):
+    def idle(seconds):
+        raise AssertionError("a sleep lets the core idle; a slower compiler keeps it busy")
+
+    monkeypatch.setattr(host_costs.time, "sleep", idle)
+    start = time.perf_counter()
     assert host_costs.planted_compile_seconds(0.2, 0.5) == pytest.approx(0.3)
-    assert time.process_time() - cpu >= 0.09  # busy, as a slower compiler is: a sleep uses no CPU
+    assert time.perf_counter() - start >= 0.1
