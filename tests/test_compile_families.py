@@ -1,6 +1,6 @@
 """``fixtures.dsl.host_costs``: which compile families an install measures here, and why it
-leaves out the others (the A/B run measures only the families both installs compile), and the
-drill's planted compile delay."""
+leaves out the others (the A/B run measures only the families both installs compile), the
+drill's planted compile delay, and the rounds a fresh process spreads over its life."""
 
 import time
 
@@ -57,3 +57,11 @@ def test_the_planted_compile_delay_keeps_the_core_busy_for_the_fraction(monkeypa
     start = time.perf_counter()
     assert host_costs.planted_compile_seconds(0.2, 0.5) == pytest.approx(0.3)
     assert time.perf_counter() - start >= 0.1
+
+
+def test_spread_rounds_keep_each_figures_fastest_and_pause_between_rounds(monkeypatch):
+    pauses = []
+    monkeypatch.setattr(host_costs.time, "sleep", pauses.append)
+    rounds = iter([{"call": 30.0, "other": 5.0}, {"call": 16.0, "other": 9.0}] + [{"call": 22.0, "other": 7.0}] * 10)
+    assert host_costs.fastest_of_spread_rounds(lambda: next(rounds)) == {"call": 16.0, "other": 5.0}
+    assert pauses == [host_costs.SPELL_GAP_S] * host_costs.SPREAD_ROUNDS  # one stretch would sit in one spell
