@@ -321,8 +321,9 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
                       {"rss_kib_per_cycle": ("memory", "resident memory per compile"),
                        "gpu_kib_per_cycle": ("memory", "GPU memory per compile and launch"),
                        "functions_kept_per_cycle": ("functions kept", "compiled functions kept per compile")}, plan.rounds))
-    else:
-        result.skipped["memory and compiled functions kept per compile"] = "no compile family both installs compile here"
+    else:  # the calls (on a GPU) call a function compiled for that family too
+        result.skipped[("calls, " if on_gpu else "") + "memory and compiled functions kept per compile"] = \
+            "no compile family both installs compile here"
     if on_gpu:
         steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}, plan.rounds) for c in plan.bench_cases(cases)]
     started = time.monotonic()

@@ -214,6 +214,13 @@ def test_installs_that_compile_nothing_here_are_measured_without_compiles(fake_w
     assert skipped["f1"].startswith("compile: install A cannot compile it here")
 
 
+def test_on_a_gpu_the_calls_are_listed_too_when_no_family_compiles(fake_worker, tmp_path):
+    a, b = (env_file(tmp_path, side, "FAKE_FAMILIES=", "FAKE_GPU=H100") for side in "ab")
+    assert cli.main(["ab", "--a", a, "--b", b, "--out", str(tmp_path / "out"), "--host-only", "--fresh-rounds", "4"]) == 0
+    skipped = json.loads((tmp_path / "out" / "ab.json").read_text())["skipped"]
+    assert skipped["calls, memory and compiled functions kept per compile"] == "no compile family both installs compile here"
+
+
 def test_an_install_whose_plan_fails_is_one_line_and_exit_1(fake_worker, tmp_path, capsys):
     b = env_file(tmp_path, "b", "FAKE_PLAN_ERROR='HostJitBroken: host-side @cute.jit execution fails'")
     assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--host-only"]) == 1
