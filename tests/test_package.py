@@ -4,8 +4,10 @@ the root ``conftest.py`` names it (the checkout), ``-p cute_dsl_harness`` does (
 checkout, the install's opt-in), or ``-p fixtures.plugin.hooks`` does (the checkout on ``PYTHONPATH``)."""
 
 import ast
+import fnmatch
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -64,3 +66,16 @@ def test_a_run_outside_the_checkout_loads_the_plugin_by_its_name(tmp_path, plugi
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     run = json.loads((tmp_path / "report" / "results.json").read_text())
     assert [(c["nodeid"], c["outcome"], c["tier"]) for c in run["cases"]] == [("test_one.py::test_one", "passed", "host")]
+
+
+def test_the_readme_is_a_newcomers_page_whose_layout_names_every_top_level_entry():
+    """At most 200 lines (figures and their history live in docs/), and its layout section names
+    each file and folder the checkout tracks at its top."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    layout = readme.split("## Layout", 1)[1]
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    top = {name.split("/")[0] for name in tracked} - {".gitignore", "README.md"}
+    named = re.findall(r"`([^`]+)`", layout)  # a folder as `suites/` or by a file in it (`.ci/run`); files by glob too
+    assert [name for name in sorted(top) if not any(fnmatch.fnmatch(name, token) or token.startswith(f"{name}/")
+                                                    for token in named)] == []
