@@ -298,3 +298,36 @@ def test_dsl_deprecations_are_recorded_once_across_workers(project):
     assert finding["message"] == "cute.make_fragment is deprecated, use cute.make_rmem_tensor"
     assert finding["first_case"].startswith("test_deprecations.py::test_meets_")
     assert "## Deprecations (what breaks in a later release)" in (out / "summary.md").read_text()
+
+
+KNOWN_CRASH_MODULE = """
+import pytest
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [pytest.param(1, marks=pytest.mark.skip(reason="known DSL crash, not run here"))])
+def test_known_crash(n):
+    pass
+"""
+
+
+def test_without_a_gpu_a_known_crash_skips_for_want_of_the_gpu(project):
+    """97 gpu cases once skipped as "known crash, not run here" on a machine with no GPU at all."""
+    project.makepyfile(test_known_crash=KNOWN_CRASH_MODULE)
+    out = project.path / "out"
+    project.runpytest_inprocess("--report-dir", str(out), "test_known_crash.py")
+    (case,) = json.loads((out / "results.json").read_text())["cases"]
+    assert (case["outcome"], case["reason"].split(":")[0]) == ("skipped", NO_GPU)
+
+
+def test_every_skip_of_the_drawn_tests_is_in_the_harnesss_words(project):
+    """pytest's own "got empty parameter set for (drawn_case)" was the skip reason of the test
+    that reruns ``--drawn-case``s in a run that named none."""
+    (project.path / "suites").symlink_to(ROOT / "suites", target_is_directory=True)
+    project.makepyfile(fake_gpu="from fixtures.dsl import device\n\ndevice.gpu_unavailable = lambda: None\n")
+    project.syspathinsert()
+    out = project.path / "out"
+    project.runpytest_inprocess("-p", "fake_gpu", "--arch", "sm_90a", "--report-dir", str(out),
+                                "suites/gpu/test_drawn.py::test_drawn_case")
+    (case,) = json.loads((out / "results.json").read_text())["cases"]
+    assert case["outcome"] == "skipped"
+    assert case["reason"].startswith("no --drawn-case given: ")
