@@ -38,6 +38,11 @@ TIER_CHECKS = {
     "bench": "bandwidth on every GPU against its board's baseline (else torch.add beside it), next to the copy ceiling",
     "harness": "the harness's own tests (tests/)",
 }
+MEMORY_PER_CYCLE = "KiB/cycle"  # a host cost's unit for memory kept per compile (and launch) cycle
+NEGATIVE_MEMORY = ("A negative memory figure (KiB/cycle) is the slope of the process's resident memory over the cycles, "
+                   "each read after a garbage collection and malloc_trim: it fell, as the allocator gave back pages "
+                   "held from before the cycles. The process keeps nothing per compile; the figure is no saving, and "
+                   "its size is the resident size's noise.")
 PLANTED = "planted_"  # a stage wrong on purpose: the harness's proof that it catches a kind of defect
 EMPTY_PARAMETERS = "got empty parameter set"  # pytest's skip reason for a test left with no parameters
 
@@ -232,8 +237,11 @@ def _host_costs(run: RunResult) -> list[str]:
         return []
     lines = ["", "## Host costs", "", "Measured in this run, not judged (two installs are judged side by side by "
              "`python -m reports ab`, docs/ab.md):", "", "| figure | median | samples | case |", "|---|---|---|---|"]
-    return lines + [f"| {f.name} | {f.median:.4g} {f.unit} | {len(f.samples)} | `{c.nodeid.split('::')[-1]}` |"
-                    for c, f in figures]
+    lines += [f"| {f.name} | {f.median:.4g} {f.unit} | {len(f.samples)} | `{c.nodeid.split('::')[-1]}` |"
+              for c, f in figures]
+    if any(f.unit == MEMORY_PER_CYCLE and f.median < 0 for _, f in figures):
+        lines += ["", NEGATIVE_MEMORY]
+    return lines
 
 
 def _gpus(run: RunResult) -> list[str]:

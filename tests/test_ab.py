@@ -171,6 +171,21 @@ def test_a_runs_host_costs_are_listed_in_its_summary_and_survive_results_json():
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))).cases[0].host_costs == [figure]
 
 
+def test_a_negative_memory_figure_is_explained_once():
+    """"-1022 KiB/cycle" memory per compile once stood in a summary with no word of what it means."""
+    from reports import summary
+    from reports.model import CaseResult, Fingerprint, HostCost, RunResult
+
+    def run_of(*kib):
+        figures = [HostCost("resident memory per compile", "KiB/cycle", [k]) for k in kib]
+        return RunResult(fingerprint=Fingerprint(dsl="4.8.1"), arch="sm_90a", started="",
+                         cases=[CaseResult("suites/compile/test_host_costs.py::test_memory", "passed", "compile", 7.0,
+                                           host_costs=figures)])
+
+    assert summary.render(run_of(-1022.0, -3.0)).count(summary.NEGATIVE_MEMORY) == 1
+    assert summary.NEGATIVE_MEMORY not in summary.render(run_of(12.0))
+
+
 @pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--fresh-rounds", "3"), ("--plant-b-slowdown", "-0.01"),
                                                 ("--plant-b-compile-delay", "1.5")])
 def test_a_bad_value_is_one_line_before_any_worker_starts(tmp_path, capsys, option, value):
