@@ -57,6 +57,7 @@ def leftovers(project) -> list[str]:
     [
         pytest.param(("--report-dir", "test_one.py"), "ERROR: --report-dir test_one.py: exists and is not a folder", id="report-dir-file"),
         pytest.param(("--report-dir=/proc/x",), "ERROR: --report-dir /proc/x: cannot write there (", id="report-dir-unwritable"),
+        pytest.param(("--report-dir", "r" * 300), "ERROR: --report-dir rrrrrrrrrr", id="report-dir-name-too-long"),
         pytest.param(("--stage-module", "raises_at_import"),
                      "ERROR: --stage-module raises_at_import: RuntimeError: no such kernel (raises_at_import.py:1)", id="stage-raises"),
         pytest.param(("--stage-module", "takes_a_name"),
