@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    if not 0 <= args.threshold < float("inf"):
+        raise HarnessUsageError(f"--threshold {args.threshold:g}: a percentage, 0 or more (default 5)")
     a, b = compare.load(args.run_a), compare.load(args.run_b)
     sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
     return 0

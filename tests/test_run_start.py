@@ -38,6 +38,8 @@ STAGE_MODULES = {
 @pytest.fixture
 def project(project):
     project.makepyfile(test_one=ONE_TEST, **STAGE_MODULES)
+    (project.path / "examples").mkdir()
+    (project.path / "examples" / "my_stages.py").write_text("")  # a file path a kernel author may give
     return project
 
 
@@ -45,7 +47,7 @@ def leftovers(project) -> list[str]:
     """What a run left in the project folder (besides the project, pytester's own files and
     pytest-benchmark's storage folder) and the harness's temporary folders (``cute-*``; the DSL
     keeps a cache of its own there)."""
-    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "stdin", "stdout", "stderr", ".benchmarks",
+    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "examples", "stdin", "stdout", "stderr", ".benchmarks",
             "__pycache__",
             *(f"{m}.py" for m in STAGE_MODULES)}
     left = sorted(p.name for p in project.path.iterdir() if p.name not in mine and not p.name.startswith("runpytest-"))
@@ -85,6 +87,8 @@ def leftovers(project) -> list[str]:
         pytest.param(("--stage-module", "examples/my_stages.py"),
                      "ERROR: --stage-module examples/my_stages.py: a file path; name the module as Python imports it: "
                      "--stage-module examples.my_stages", id="stage-path"),
+        pytest.param(("--stage-module", "nosuch/mod.py"), "ERROR: --stage-module nosuch/mod.py: a file path, and no such file (",
+                     id="stage-path-missing"),
         pytest.param(("--drawn-case", "tv-fp16-align16-static-c_is_x-1x1"),
                      "ERROR: --drawn-case tv-fp16-align16-static-c_is_x-1x1: names no case", id="drawn-case-unknown"),
         pytest.param(("--sanitize=memcheck,leakcheck",), "ERROR: --sanitize: unknown tool leakcheck (choose from", id="sanitize-tool"),
