@@ -26,6 +26,7 @@ from reports import atomic
 from reports.usage import HarnessUsageError
 
 RESULTS = "results.json"  # what every report holds, written first: a folder with one holds a report
+AB_RESULTS = "ab.json"  # what every A/B report (``python -m reports ab``) holds
 
 
 class FolderTaken(HarnessUsageError):
@@ -175,6 +176,8 @@ def _same_file(path: Path, fd: int) -> bool:
 def _check_empty(named: str, folder: Path) -> None:
     """Refuse a folder that holds anything: an earlier run's report, or files no run wrote."""
     entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    if AB_RESULTS in entries:
+        raise FolderTaken(f"{named}: holds an earlier A/B report ({AB_RESULTS}); choose a new folder, or remove that one first")
     if RESULTS in entries:
         raise FolderTaken(f"{named}: holds the report of an earlier run ({_started(folder / RESULTS)}); "
                           "choose a new folder, or remove that one first")
