@@ -149,6 +149,7 @@ IMPORT_PROBE = (
     [
         pytest.param(("--arch=sm_1",), id="arch"),
         pytest.param(("--report-dir", "test_one.py"), id="report-dir"),
+        pytest.param(("--report-dir", "r" * 300), id="report-dir-name-too-long"),
         pytest.param(("--bandwidth-threshold=abc",), id="threshold"),
         pytest.param(("--bandwidth-plant-slowdown=2",), id="plant-slowdown"),
         pytest.param(("--replace",), id="replace-without-save"),
@@ -159,6 +160,7 @@ IMPORT_PROBE = (
         pytest.param(("--explore=many",), id="explore-not-a-number"),
         pytest.param(("--fault-storm=-1",), id="fault-storm"),
         pytest.param(("--stage-module=./examples/my_stages.py",), id="stage-path"),
+        pytest.param(("--stage-module=nosuch/mod.py",), id="stage-path-missing"),
         pytest.param(("--sanitize=bogus",), id="sanitize"),
         pytest.param(("--plan-sample=",), id="plan-sample"),
     ],
