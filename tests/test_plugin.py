@@ -319,9 +319,12 @@ def test_without_a_gpu_a_known_crash_skips_for_want_of_the_gpu(project):
     assert (case["outcome"], case["reason"].split(":")[0]) == ("skipped", NO_GPU)
 
 
-def test_every_skip_of_the_drawn_tests_is_in_the_harnesss_words(project):
+def test_every_skip_of_the_drawn_tests_is_in_the_harnesss_words(project, monkeypatch):
     """pytest's own "got empty parameter set for (drawn_case)" was the skip reason of the test
     that reruns ``--drawn-case``s in a run that named none."""
+    from fixtures.dsl import device
+
+    monkeypatch.setattr(device, "gpu_unavailable", device.gpu_unavailable)  # fake_gpu replaces it in this process
     (project.path / "suites").symlink_to(ROOT / "suites", target_is_directory=True)
     project.makepyfile(fake_gpu="from fixtures.dsl import device\n\ndevice.gpu_unavailable = lambda: None\n")
     project.syspathinsert()
