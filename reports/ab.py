@@ -48,6 +48,7 @@ from typing import IO
 from reports import atomic
 from reports.gate import FLOOR_PCT
 from reports.report_folder import AB_RESULTS
+from reports.summary import NEGATIVE_MEMORY
 from reports.usage import HarnessUsageError
 
 WORKER = "fixtures.bandwidth.ab_worker"
@@ -407,6 +408,8 @@ def render(result: AbRun) -> str:
         centre = statistics.median if m.kind in PER_PROCESS else statistics.fmean
         lines.append(f"| {m.verdict} | {m.kind} | `{m.name}` | {_centre(m.a, centre)} {m.unit} | {_centre(m.b, centre)} {m.unit} "
                      f"| {_num(m.delta)}{suffix} | {_num(m.low)} .. {_num(m.high)}{suffix} | {_num(m.threshold)}{suffix} |")
+    if any(m.kind == "memory" and min(m.a + m.b, default=0.0) < 0 for m in result.metrics):
+        lines += ["", NEGATIVE_MEMORY]
     if result.skipped:
         lines += ["", "## Not measured", ""] + [f"- `{c}`: {why}" for c, why in result.skipped.items()]
     if result.errors:

@@ -184,6 +184,9 @@ def test_a_negative_memory_figure_is_explained_once():
 
     assert summary.render(run_of(-1022.0, -3.0)).count(summary.NEGATIVE_MEMORY) == 1
     assert summary.NEGATIVE_MEMORY not in summary.render(run_of(12.0))
+    memory = ab.Metric("resident memory per compile", "memory", a=[-1022.0, 10.0], b=[5.0, 7.0])
+    result = ab.AbRun({}, {}, [ab.Install("A", "a"), ab.Install("B", "b")], [ab.judge(memory)])
+    assert summary.NEGATIVE_MEMORY in ab.render(result)
 
 
 @pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--fresh-rounds", "3"), ("--plant-b-slowdown", "-0.01"),
