@@ -94,7 +94,7 @@ def ran_counts(counts: Counter) -> str:
     ran = sum(counts.values()) - skipped
     text = f"{ran} cases ran"
     if xfailed:
-        text += f" ({ran - xfailed} passed, {xfailed} xfailed: known DSL defects failing as recorded)"
+        text += f" ({ran - xfailed} passed, {xfailed} xfailed: known limitations failing as recorded)"
     return text + (f", {skipped} skipped" if skipped else "")
 
 

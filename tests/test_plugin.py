@@ -153,7 +153,7 @@ def test_the_reports_count_alike_and_name_xfails_and_a_run_without_a_gpu(project
     out = project.path / "out"
     result = project.runpytest_inprocess("--report-dir", str(out), "test_counted.py")
     assert result.ret == pytest.ExitCode.OK
-    verdict = ("PASSED WITHOUT A GPU: 3 cases ran (2 passed, 1 xfailed: known DSL defects failing as recorded), "
+    verdict = ("PASSED WITHOUT A GPU: 3 cases ran (2 passed, 1 xfailed: known limitations failing as recorded), "
                "1 skipped · ran: host 3 · not run: gpu (1 skipped: no CUDA device*")
     result.stdout.fnmatch_lines([verdict])
     assert json.loads((out / "results.json").read_text())["counts"] == {"passed": 2, "skipped": 1, "xfailed": 1}
