@@ -5,17 +5,20 @@ and ``ab --a INSTALL --b INSTALL --out DIR``: the reports' command line.
 Every command exits as a run does (the README's table): 0 done, 1 what it judged needs a human
 (``merge``: a case of the merged run; ``drill``: not proved; ``ab``: B slower, or a request failed), 3 a file it writes could not be
 written (a full disk), 4 bad input (the command line itself, a path that holds no run, a
-baseline, an ``--out`` that holds files); each failure is one line on stderr.
+baseline, an ``--out`` that holds files, an ``ab`` install that is no program), 6 (``ab``) an
+install whose worker cannot run (INSTALL BROKEN: no DSL, an import that fails); each failure is
+one line on stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 from typing import NoReturn
 
-from reports import ab, atomic, baseline, compare, drill, merge, release_table, repro, report_folder, summary
+from reports import ab, atomic, baseline, compare, drill, merge, model, release_table, repro, report_folder, summary
 from reports.usage import HarnessUsageError
 
 NOT_WRITTEN = 3  # a run's internal error: retry (a full disk)
@@ -115,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    if not 0 <= args.threshold < float("inf"):
+        raise HarnessUsageError(f"--threshold {args.threshold:g}: a percentage, 0 or more (default 5)")
     a, b = compare.load(args.run_a), compare.load(args.run_b)
     sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
     return 0
@@ -183,13 +188,19 @@ def _ab(args: argparse.Namespace) -> int:
     a, b = ab.Install("A", args.a), ab.Install("B", args.b, plants)
     a.command(), b.command()  # an install that is not there: one line, before anything starts
     held = report_folder.claim("--out", args.out)
+    existed = held.folder.exists()
     try:
         plan = ab.Plan(tuple(args.cases), tuple(args.sizes), args.host_only, args.rounds, args.fresh_rounds)
         result = ab.run(a, b, plan, held.folder / "logs")
         ab.write(result, held.folder)
-    except ab.InstallFailed as error:
-        print(f"reports ab: {error} (logs: {held.folder / 'logs'})", file=sys.stderr)
-        return 1
+    except (ab.InstallFailed, HarnessUsageError) as error:  # no run: its logs go, so the same --out takes the rerun
+        shutil.rmtree(held.folder / "logs", ignore_errors=True)
+        if not existed and held.folder.exists():
+            held.folder.rmdir()
+        if isinstance(error, HarnessUsageError):
+            raise
+        print(f"reports ab: {model.INSTALL_BROKEN}: {error}", file=sys.stderr)
+        return model.INSTALL_BROKEN_EXIT
     finally:
         held.release()
     print(f"{ab.verdict(result)}\nreport: {held.folder}")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,8 @@ from typing import IO
 
 from reports import atomic
 from reports.gate import FLOOR_PCT
+from reports.report_folder import AB_RESULTS
+from reports.summary import NEGATIVE_MEMORY
 from reports.usage import HarnessUsageError
 
 WORKER = "fixtures.bandwidth.ab_worker"
@@ -65,7 +68,8 @@ KINDS = {
 
 
 class InstallFailed(RuntimeError):
-    """An install's worker exited or could not say what it measures: no run to judge."""
+    """An install's worker exited or could not say what it measures: no run to judge (an install
+    that cannot run, never "B is slower")."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,9 @@ class Install:
                     "-m", WORKER, *self.plants]
         if not Path(self.spec).is_file():
             raise HarnessUsageError(f"--{self.label.lower()} {self.spec}: neither a Python interpreter nor an env.sh")
+        if not os.access(self.spec, os.X_OK):
+            raise HarnessUsageError(f"--{self.label.lower()} {self.spec}: not executable, so not a Python interpreter "
+                                    "(an env file to source ends in .sh)")
         return [self.spec, "-m", WORKER, *self.plants]
 
 
@@ -209,16 +216,31 @@ def judge(metric: Metric) -> Metric:
 class _Worker:
     def __init__(self, install: Install, log: IO) -> None:
         self.install = install
-        self.proc = subprocess.Popen(install.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                     text=True)
+        self.log = log
+        try:
+            self.proc = subprocess.Popen(install.command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                         text=True)
+        except OSError as exc:  # executable, but not a program (no #! line, another machine's binary)
+            raise HarnessUsageError(f"--{install.label.lower()} {install.spec}: cannot be run ({exc.strerror or exc}); "
+                                    "expected a Python interpreter or an env.sh") from None
         self.ready = self._read()
 
     def _read(self) -> dict:
         line = self.proc.stdout.readline()
         if not line:
-            raise InstallFailed(f"install {self.install.label} ({self.install.spec}): its worker exited "
-                                f"({self.proc.wait()})")
+            status = self.proc.wait()
+            raise InstallFailed(f"install {self.install.label} ({self.install.spec}): its worker exited ({status})"
+                                + (f": {said}" if (said := self._last_said()) else ""))
         return json.loads(line)
+
+    def _last_said(self) -> str:
+        """The last line the worker wrote to its log (the exception that ended it)."""
+        self.log.flush()
+        try:
+            lines = Path(self.log.name).read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return next((line.strip() for line in reversed(lines) if line.strip()), "")
 
     def ask(self, **request) -> dict:
         self.proc.stdin.write(json.dumps(request) + "\n")
@@ -324,6 +346,12 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
     else:  # the calls (on a GPU) call a function compiled for that family too
         result.skipped[("calls, " if on_gpu else "") + "memory and compiled functions kept per compile"] = \
             "no compile family both installs compile here"
+    if not on_gpu:
+        without = [label for label, ready in (("A", result.a), ("B", result.b)) if not ready.get("gpu")]
+        why = "neither install sees one here" if len(without) == 2 else f"install {without[0]} sees none here"
+        result.skipped["calls (compiled call, TVM-FFI call)"] = f"need a GPU: {why}"
+        if not plan.host_only:
+            result.skipped["bench plan (bandwidth)"] = f"needs a GPU: {why}"
     if on_gpu:
         steps += [({"op": "bench", "case": c}, {"gbps": ("bandwidth", c)}, plan.rounds) for c in plan.bench_cases(cases)]
     started = time.monotonic()
@@ -380,6 +408,8 @@ def render(result: AbRun) -> str:
         centre = statistics.median if m.kind in PER_PROCESS else statistics.fmean
         lines.append(f"| {m.verdict} | {m.kind} | `{m.name}` | {_centre(m.a, centre)} {m.unit} | {_centre(m.b, centre)} {m.unit} "
                      f"| {_num(m.delta)}{suffix} | {_num(m.low)} .. {_num(m.high)}{suffix} | {_num(m.threshold)}{suffix} |")
+    if any(m.kind == "memory" and min(m.a + m.b, default=0.0) < 0 for m in result.metrics):
+        lines += ["", NEGATIVE_MEMORY]
     if result.skipped:
         lines += ["", "## Not measured", ""] + [f"- `{c}`: {why}" for c, why in result.skipped.items()]
     if result.errors:
@@ -434,7 +464,7 @@ def write(result: AbRun, folder: Path) -> None:
     """``ab.json`` (every sample), ``summary.md`` and ``ab-deltas.png`` into ``folder``."""
     document = {"a": result.a, "b": result.b, "installs": [asdict(i) for i in result.installs],
                 "metrics": [asdict(m) for m in result.metrics], "errors": result.errors, "skipped": result.skipped}
-    atomic.write_text(folder / "ab.json", json.dumps(document, indent=1))
+    atomic.write_text(folder / AB_RESULTS, json.dumps(document, indent=1))
     atomic.write_text(folder / "summary.md", render(result))
     fig = plot(result)
     if fig is not None:

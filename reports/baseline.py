@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reports import atomic
-from reports.model import Board, Fingerprint
+from reports.model import NO_GPU, Board, Fingerprint
 from reports.usage import HarnessUsageError
 
 FOLDER = Path(__file__).parent / "baselines"
@@ -316,6 +316,8 @@ def select(choice: str, fp: Fingerprint, folder: Path = FOLDER) -> tuple[Baselin
     if choice == "auto":
         path = default_path(fp, folder)
         if not path.exists():
+            if fp.gpu == NO_GPU:  # --bandwidth-save is refused here: nothing to record
+                return None, f"no baseline for this install ({path.name}); none can be recorded without a GPU"
             return None, f"no baseline for this install ({path.name}); record one with --bandwidth-save"
     else:
         path = Path(choice)

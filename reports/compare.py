@@ -34,6 +34,9 @@ def render(a: RunResult, b: RunResult, name_a: str, name_b: str, threshold_pct: 
     """The differences, most important first; a section appears only when it has something to say."""
     lines = [f"# {name_a} → {name_b}", "", f"- A: `{name_a}` (dsl {a.fingerprint.dsl or '?'})",
              f"- B: `{name_b}` (dsl {b.fingerprint.dsl or '?'})", ""]
+    if not _changed(a, b, threshold_pct):
+        lines += [f"**No changes**: the same install, every case with the same outcome, no API drift or deprecation "
+                  f"changed and no bandwidth beyond {threshold_pct:g}%.", ""]
     lines += _status(a, b)
     lines += _fingerprint(a, b)
     lines += _outcomes(a, b)
@@ -41,6 +44,20 @@ def render(a: RunResult, b: RunResult, name_a: str, name_b: str, threshold_pct: 
     lines += _deprecations(a, b)
     lines += _bandwidth(a, b, threshold_pct)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _changed(a: RunResult, b: RunResult, threshold_pct: float) -> bool:
+    """Whether any section below has a change to show (a partial run is one)."""
+    outcomes = ({c.nodeid: c.outcome for c in a.cases} != {c.nodeid: c.outcome for c in b.cases})
+    return bool(_status(a, b) or a.fingerprint.changed(b.fingerprint) or outcomes or _drift(a, b)
+                or _deprecations(a, b) or any(abs(d) > threshold_pct for d in _deltas(a, b)))
+
+
+def _deltas(a: RunResult, b: RunResult) -> list[float]:
+    """B's bandwidth change against A, percent, for every case both measured."""
+    before = {c.nodeid: c.bandwidth for c in a.bench_cases()}
+    return [100 * (c.bandwidth.gbps - before[c.nodeid].gbps) / before[c.nodeid].gbps
+            for c in b.bench_cases() if c.nodeid in before]
 
 
 def _status(a: RunResult, b: RunResult) -> list[str]:

@@ -10,11 +10,9 @@ they are meant to be merged; the summary then counts outcomes per install.
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
-from xml.etree import ElementTree
 
-from reports import report_files
+from reports import junit, report_files
 from reports.model import BAD_OUTCOMES, CaseResult, Fingerprint, MergedRun, RunResult
 
 _PASSING_EXITS = (0, 1, 5)  # exits a merged report recomputes from its cases; others (2, 3, 4) carry over
@@ -99,31 +97,6 @@ def _exit_status(run: RunResult, exits: list[int | None]) -> int:
     return 0 if any(c.outcome != "skipped" for c in run.cases) else 5
 
 
-def junit(run: RunResult) -> bytes:
-    """junit.xml of the merged cases; a case run on several GPU models or installs is named with them."""
-    seen = Counter(c.nodeid for c in run.cases)
-    suite = ElementTree.Element("testsuite", name="cute-dsl-harness", tests=str(len(run.cases)),
-                                failures=str(sum(c.outcome in ("failed", "xpassed") for c in run.cases)),
-                                errors=str(sum(c.outcome == "error" for c in run.cases)),
-                                skipped=str(sum(c.outcome in ("skipped", "xfailed") for c in run.cases)),
-                                time=f"{sum(c.duration_s for c in run.cases):.3f}", timestamp=run.started)
-    for case in run.cases:
-        path, _, name = case.nodeid.partition("::")
-        if seen[case.nodeid] > 1:
-            name += f" [{_where(run, case)}]"
-        element = ElementTree.SubElement(suite, "testcase", classname=path.removesuffix(".py").replace("/", "."),
-                                         name=name, time=f"{case.duration_s:.3f}")
-        if case.outcome in ("failed", "xpassed", "error"):
-            tag = "error" if case.outcome == "error" else "failure"
-            ElementTree.SubElement(element, tag, message=case.message.splitlines()[0] if case.message else case.outcome
-                                   ).text = case.message
-        elif case.outcome in ("skipped", "xfailed"):
-            ElementTree.SubElement(element, "skipped", type=f"pytest.{case.outcome}", message=case.reason)
-    root = ElementTree.Element("testsuites")
-    root.append(suite)
-    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
-
-
 def _where(run: RunResult, case: CaseResult) -> str:
     source = run.merged_from[case.source] if case.source is not None else None
     fp = source.fingerprint if source else run.fingerprint
@@ -133,4 +106,4 @@ def _where(run: RunResult, case: CaseResult) -> str:
 
 def write(run: RunResult, out: Path) -> list[Path]:
     """The run's reports (``report_files``), with the junit.xml a run gets from pytest made here."""
-    return report_files.write(run, out, junit(run))
+    return report_files.write(run, out, junit.from_run(run, lambda case: _where(run, case)))

@@ -1,7 +1,9 @@
 """A report folder claimed for one writer (a run, or ``python -m reports merge --out``) from
 its start until its report is written: a folder another writer holds is refused, and so is one
 that holds anything, an earlier run's report (never replaced) or files of someone else's (never
-overwritten). An empty folder, or one not there yet, is taken.
+overwritten), and so is one inside another writer's folder, or with another writer's inside it
+(one report would end inside the other's). An empty folder, or one not there yet, is taken. A path
+the file system cannot take (a name or path too long, a file where a folder must be) is one line.
 
 The claim is an exclusive ``flock`` on ``.<name>.claim`` beside the folder, taken before the
 folder is looked into, so two writers never both find it free. It lies beside the folder, not in
@@ -24,6 +26,7 @@ from reports import atomic
 from reports.usage import HarnessUsageError
 
 RESULTS = "results.json"  # what every report holds, written first: a folder with one holds a report
+AB_RESULTS = "ab.json"  # what every A/B report (``python -m reports ab``) holds
 
 
 class FolderTaken(HarnessUsageError):
@@ -58,18 +61,21 @@ def claim(option: str, chosen: str | Path) -> Claim:
     """``chosen`` held for this process, checked as above and proven to take files; a
     ``HarnessUsageError`` (``option`` and ``chosen`` first) says in one line why not."""
     folder = Path(chosen).expanduser().resolve()
+    named = f"{option} {_shown(str(chosen))}"
+    _check_path(named, folder)
     if folder.exists() and not folder.is_dir():
-        raise atomic.NotWritable(f"{option} {chosen}: exists and is not a folder")
+        raise atomic.NotWritable(f"{named}: exists and is not a folder")
+    _check_not_inside_a_held_folder(named, folder)
     made = _missing(folder.parent)
-    held = Claim(folder, folder.parent / f".{folder.name}.claim", -1, made)
+    held = Claim(folder, folder.parent / _claim_name(folder.name), -1, made)
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        held.fd = _lock(held.lock, f"{option} {chosen}")
+        held.fd = _lock(held.lock, named)
     except OSError as exc:
         held.release()
-        raise atomic.NotWritable(f"{option} {chosen}: cannot write there ({exc.strerror or exc})") from None
+        raise atomic.NotWritable(f"{named}: cannot write there ({exc.strerror or exc})") from None
     try:
-        _check_empty(f"{option} {chosen}", folder)
+        _check_empty(named, folder)
         existed = folder.exists()
         atomic.writable_dir(option, str(chosen))
         if not existed:  # made again when the report is written (see the module's docstring)
@@ -78,6 +84,65 @@ def claim(option: str, chosen: str | Path) -> Claim:
         held.release()
         raise
     return held
+
+
+def _shown(chosen: str) -> str:
+    """A path as a one-line message names it: one too long to be a path by its ends."""
+    return chosen if len(chosen) <= 120 else f"{chosen[:60]}...{chosen[-40:]} ({len(chosen)} characters)"
+
+
+def _check_path(named: str, folder: Path) -> None:
+    """A path the file system can take, under folders (not a file): one line for what it cannot."""
+    limit = os.pathconf("/", "PC_PATH_MAX")
+    if len(os.fsencode(folder)) >= limit:
+        raise atomic.NotWritable(f"{named}: a path of {len(os.fsencode(folder))} bytes, longer than this system "
+                                 f"takes ({limit - 1})")
+    existing = next(p for p in folder.parents if _exists(p))
+    if not existing.is_dir():
+        raise atomic.NotWritable(f"{named}: {existing} is a file, not a folder, so nothing can be made under it")
+    longest = os.pathconf(existing, "PC_NAME_MAX")
+    for part in folder.relative_to(existing).parts:
+        most = longest - len(_claim_name("")) if part == folder.name else longest  # the claim file's name is longer
+        if len(os.fsencode(part)) > most:
+            raise atomic.NotWritable(f"{named}: a folder name of {len(os.fsencode(part))} bytes ({part[:16]}...), longer "
+                                     f"than this file system takes ({most}" + (f": its claim file, {_claim_name('NAME')}, "
+                                     "lies beside it)" if part == folder.name else ")"))
+
+
+def _exists(path: Path) -> bool:
+    try:
+        path.stat()
+    except OSError:  # not there, under a file, or a name too long to be there
+        return False
+    return True
+
+
+def _claim_name(name: str) -> str:
+    return f".{name}.claim"
+
+
+def _held_by_another(lock: Path) -> str | None:
+    """Who holds the claim file ``lock`` (its first line), where another process holds it; else None."""
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.pread(fd, 512, 0).decode(errors="replace").strip() or "a process starting"
+    finally:
+        os.close(fd)  # a shared lock taken here goes with it
+    return None
+
+
+def _check_not_inside_a_held_folder(named: str, folder: Path) -> None:
+    """A folder inside another writer's report folder would end inside its report: refused."""
+    for outer in folder.parents:
+        holder = _held_by_another(outer.parent / _claim_name(outer.name)) if outer != outer.parent else None
+        if holder:
+            raise FolderTaken(f"{named}: inside {outer}, which another run is writing its report into ({holder}); "
+                              "choose a folder outside it")
 
 
 def _lock(path: Path, named: str) -> int:
@@ -111,9 +176,16 @@ def _same_file(path: Path, fd: int) -> bool:
 def _check_empty(named: str, folder: Path) -> None:
     """Refuse a folder that holds anything: an earlier run's report, or files no run wrote."""
     entries = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    if AB_RESULTS in entries:
+        raise FolderTaken(f"{named}: holds an earlier A/B report ({AB_RESULTS}); choose a new folder, or remove that one first")
     if RESULTS in entries:
         raise FolderTaken(f"{named}: holds the report of an earlier run ({_started(folder / RESULTS)}); "
                           "choose a new folder, or remove that one first")
+    inner = [name[1:-len(".claim")] for name in entries if name.startswith(".") and name.endswith(".claim")
+             and _held_by_another(folder / name)]
+    if inner:
+        raise FolderTaken(f"{named}: another run is writing its report inside it ({folder / inner[0]}); "
+                          "wait for it to end, or choose another folder")
     if entries:
         shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
         raise FolderTaken(f"{named}: holds files that are not a run's report ({shown}), never overwritten; "

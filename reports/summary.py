@@ -13,8 +13,10 @@ from reports.baseline import MIN_RUNS
 from reports.gate import TRAVEL_FLOOR_PCT
 from reports.model import (
     BAD_OUTCOMES as BAD,
+    DEVICE_TIERS,
     INSTALL_BROKEN,
     LOST,
+    NO_GPU,
     OUTCOMES,
     PAIRS_SAMPLE,
     STORM,
@@ -36,6 +38,11 @@ TIER_CHECKS = {
     "bench": "bandwidth on every GPU against its board's baseline (else torch.add beside it), next to the copy ceiling",
     "harness": "the harness's own tests (tests/)",
 }
+MEMORY_PER_CYCLE = "KiB/cycle"  # a host cost's unit for memory kept per compile (and launch) cycle
+NEGATIVE_MEMORY = ("A negative memory figure (KiB/cycle) is the slope of the process's resident memory over the cycles, "
+                   "each read after a garbage collection and malloc_trim: it fell, as the allocator gave back pages "
+                   "held from before the cycles. The process keeps nothing per compile; the figure is no saving, and "
+                   "its size is the resident size's noise.")
 PLANTED = "planted_"  # a stage wrong on purpose: the harness's proof that it catches a kind of defect
 EMPTY_PARAMETERS = "got empty parameter set"  # pytest's skip reason for a test left with no parameters
 
@@ -61,8 +68,7 @@ def verdict(run: RunResult) -> str:
     elif bad:
         head = f"FAILED: {bad} of {len(run.cases)} cases need a human"
     elif run.exit_status == 0:
-        skipped = counts["skipped"]
-        head = f"PASSED: {len(run.cases) - skipped} cases ran" + (f", {skipped} skipped" if skipped else "")
+        head = f"{_passed_head(run)}: {ran_counts(counts)}"
     elif run.exit_status == 5 and not run.cases:
         head = "NOTHING RAN: no case was selected" + (f" by {run.selection}" if run.selection else "")
     elif run.exit_status == 5:
@@ -79,6 +85,27 @@ def verdict(run: RunResult) -> str:
         parts.append("bandwidth: not measured")
     parts.append(_gpus_in_use(run))
     return " · ".join(parts)
+
+
+def ran_counts(counts: Counter) -> str:
+    """What ran and what did not, in the outcome words summary.md's table, results.json and
+    junit.xml count them by: ``N cases ran (P passed, X xfailed: ...), S skipped``."""
+    skipped, xfailed = counts["skipped"], counts["xfailed"]
+    ran = sum(counts.values()) - skipped
+    text = f"{ran} cases ran"
+    if xfailed:
+        text += f" ({ran - xfailed} passed, {xfailed} xfailed: known limitations failing as recorded)"
+    return text + (f", {skipped} skipped" if skipped else "")
+
+
+def _passed_head(run: RunResult) -> str:
+    """``PASSED``, or ``PASSED WITHOUT A GPU`` where the tiers that need one were selected and all
+    skipped for want of one: exit status 0 then says the CPU tiers conform, not the install on a GPU."""
+    ran = {t for t, _ in _tiers(run.cases)[0]}
+    device = {c.tier for c in run.cases if c.tier in DEVICE_TIERS}
+    if run.fingerprint.gpu == NO_GPU and device and not device & ran:
+        return "PASSED WITHOUT A GPU"
+    return "PASSED"
 
 
 def _gpus_in_use(run: RunResult) -> str:
@@ -210,8 +237,11 @@ def _host_costs(run: RunResult) -> list[str]:
         return []
     lines = ["", "## Host costs", "", "Measured in this run, not judged (two installs are judged side by side by "
              "`python -m reports ab`, docs/ab.md):", "", "| figure | median | samples | case |", "|---|---|---|---|"]
-    return lines + [f"| {f.name} | {f.median:.4g} {f.unit} | {len(f.samples)} | `{c.nodeid.split('::')[-1]}` |"
-                    for c, f in figures]
+    lines += [f"| {f.name} | {f.median:.4g} {f.unit} | {len(f.samples)} | `{c.nodeid.split('::')[-1]}` |"
+              for c, f in figures]
+    if any(f.unit == MEMORY_PER_CYCLE and f.median < 0 for _, f in figures):
+        lines += ["", NEGATIVE_MEMORY]
+    return lines
 
 
 def _gpus(run: RunResult) -> list[str]:

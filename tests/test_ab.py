@@ -171,6 +171,24 @@ def test_a_runs_host_costs_are_listed_in_its_summary_and_survive_results_json():
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))).cases[0].host_costs == [figure]
 
 
+def test_a_negative_memory_figure_is_explained_once():
+    """"-1022 KiB/cycle" memory per compile once stood in a summary with no word of what it means."""
+    from reports import summary
+    from reports.model import CaseResult, Fingerprint, HostCost, RunResult
+
+    def run_of(*kib):
+        figures = [HostCost("resident memory per compile", "KiB/cycle", [k]) for k in kib]
+        return RunResult(fingerprint=Fingerprint(dsl="4.8.1"), arch="sm_90a", started="",
+                         cases=[CaseResult("suites/compile/test_host_costs.py::test_memory", "passed", "compile", 7.0,
+                                           host_costs=figures)])
+
+    assert summary.render(run_of(-1022.0, -3.0)).count(summary.NEGATIVE_MEMORY) == 1
+    assert summary.NEGATIVE_MEMORY not in summary.render(run_of(12.0))
+    memory = ab.Metric("resident memory per compile", "memory", a=[-1022.0, 10.0], b=[5.0, 7.0])
+    result = ab.AbRun({}, {}, [ab.Install("A", "a"), ab.Install("B", "b")], [ab.judge(memory)])
+    assert summary.NEGATIVE_MEMORY in ab.render(result)
+
+
 @pytest.mark.parametrize(("option", "value"), [("--rounds", "0"), ("--fresh-rounds", "3"), ("--plant-b-slowdown", "-0.01"),
                                                 ("--plant-b-compile-delay", "1.5")])
 def test_a_bad_value_is_one_line_before_any_worker_starts(tmp_path, capsys, option, value):
@@ -197,7 +215,8 @@ def test_a_family_one_install_cannot_compile_is_measured_by_neither_and_said(fak
     assert {r["case"] for r in requests if r["op"] == "growth"} == {"f2"}
     document = json.loads((tmp_path / "out" / "ab.json").read_text())
     assert "f2" in {m["name"] for m in document["metrics"]} and "f1" not in {m["name"] for m in document["metrics"]}
-    assert document["skipped"] == {"f1": "compile: install B cannot compile it here: fake: no"}
+    assert document["skipped"] == {"f1": "compile: install B cannot compile it here: fake: no",
+                                   "calls (compiled call, TVM-FFI call)": "need a GPU: neither install sees one here"}
     assert "- `f1`: compile: install B cannot compile it here: fake: no" in (tmp_path / "out" / "summary.md").read_text()
 
 
@@ -210,7 +229,7 @@ def test_installs_that_compile_nothing_here_are_measured_without_compiles(fake_w
     requests = [r for _, r in map(json.loads, fake_worker.read_text().splitlines())]
     assert {r["op"] for r in requests} == {"plan", "fresh"} and all(r["families"] == [] for r in requests if r["op"] == "fresh")
     skipped = json.loads((tmp_path / "out" / "ab.json").read_text())["skipped"]
-    assert set(skipped) == {"f1", "f2", "memory and compiled functions kept per compile"}
+    assert set(skipped) == {"f1", "f2", "memory and compiled functions kept per compile", "calls (compiled call, TVM-FFI call)"}
     assert skipped["f1"].startswith("compile: install A cannot compile it here")
 
 
@@ -221,20 +240,58 @@ def test_on_a_gpu_the_calls_are_listed_too_when_no_family_compiles(fake_worker, 
     assert skipped["calls, memory and compiled functions kept per compile"] == "no compile family both installs compile here"
 
 
-def test_an_install_whose_plan_fails_is_one_line_and_exit_1(fake_worker, tmp_path, capsys):
+def test_an_install_whose_plan_fails_is_one_line_and_exit_6(fake_worker, tmp_path, capsys):
     b = env_file(tmp_path, "b", "FAKE_PLAN_ERROR='HostJitBroken: host-side @cute.jit execution fails'")
-    assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--host-only"]) == 1
+    assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--host-only"]) == 6
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"reports ab: install B ({b}): its plan failed: HostJitBroken: host-side @cute.jit")
+    assert line.startswith(f"reports ab: INSTALL BROKEN: install B ({b}): its plan failed: HostJitBroken: host-side @cute.jit")
     assert "fresh" not in fake_worker.read_text()
 
 
-def test_an_install_whose_worker_exits_is_one_line_and_exit_1(fake_worker, tmp_path, capsys):
-    b = tmp_path / "b.sh"
-    b.write_text("exit 3\n")
-    assert cli.main(["ab", "--a", sys.executable, "--b", str(b), "--out", str(tmp_path / "out"), "--host-only"]) == 1
+def test_an_install_that_cannot_run_is_exit_6_not_bs_slower_and_leaves_nothing(fake_worker, tmp_path, capsys):
+    """A Python without the DSL as --a exited 1, the status of "B is slower", and left OUT/logs, so
+    the rerun with the same --out was refused."""
+    a = tmp_path / "a.sh"
+    a.write_text("echo \"ModuleNotFoundError: No module named 'cutlass'\" >&2; exit 1\n")
+    out = tmp_path / "out"
+    assert cli.main(["ab", "--a", str(a), "--b", sys.executable, "--out", str(out), "--host-only"]) == 6
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"reports ab: install B ({b}): its worker exited (3) (logs: ")
+    assert line == f"reports ab: INSTALL BROKEN: install A ({a}): its worker exited (1): ModuleNotFoundError: No module named 'cutlass'"
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(out), "--host-only",
+                     "--fresh-rounds", "4"]) == 0  # the rerun with the same --out
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o755], ids=["not-executable", "no-program"])
+def test_an_install_that_is_no_program_is_bad_input_one_line_exit_4(fake_worker, tmp_path, capsys, mode):
+    """A non-executable --a exited 3 ("not written: ... Exec format error")."""
+    a = tmp_path / "python"
+    a.write_text("not a program\n")
+    a.chmod(mode)
+    out = tmp_path / "out"
+    assert cli.main(["ab", "--a", str(a), "--b", sys.executable, "--out", str(out), "--host-only"]) == 4
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"reports ab: --a {a}: ")
+    assert not out.exists()
+
+
+def test_an_earlier_ab_report_as_out_is_named_as_one(fake_worker, tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = ["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(out), "--host-only", "--fresh-rounds", "4"]
+    assert cli.main(argv) == 0
+    capsys.readouterr()
+    assert cli.main(argv) == 4
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"reports ab: --out {out}: holds an earlier A/B report (ab.json); choose a new folder, or remove that one first"
+
+
+def test_without_a_gpu_the_calls_and_the_bench_plan_are_listed_as_not_measured(fake_worker, tmp_path):
+    assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(tmp_path / "out"),
+                     "--fresh-rounds", "4"]) == 0
+    skipped = json.loads((tmp_path / "out" / "ab.json").read_text())["skipped"]
+    assert skipped == {"calls (compiled call, TVM-FFI call)": "need a GPU: neither install sees one here",
+                       "bench plan (bandwidth)": "needs a GPU: neither install sees one here"}
+    assert "- `calls (compiled call, TVM-FFI call)`: need a GPU" in (tmp_path / "out" / "summary.md").read_text()
 
 
 def test_a_bench_case_one_install_leaves_out_is_asked_of_neither_and_said(fake_worker, tmp_path, monkeypatch):

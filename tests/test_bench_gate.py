@@ -328,6 +328,12 @@ def test_select_auto_without_a_file_says_how_to_record_one(tmp_path):
     assert baseline.default_path(fp).name in note and "--bandwidth-save" in note
 
 
+def test_select_auto_without_a_gpu_never_advises_a_save_it_would_refuse(tmp_path):
+    chosen, note = baseline.select("auto", install(gpu="no GPU"), tmp_path)
+    assert chosen is None
+    assert "--bandwidth-save" not in note and note.endswith("none can be recorded without a GPU")
+
+
 def test_select_auto_finds_this_installs_file(tmp_path):
     fp = install()
     path = write(baseline.default_path(fp, tmp_path), document(fp, record(100.0, case="tv-fp16")))

@@ -89,9 +89,18 @@ def test_threshold_option_widens_the_band(capsys):
 def test_same_run_twice_has_nothing_to_report():
     run = compare.load(NEW)
     text = compare.render(run, run, "a", "b")
+    assert text.splitlines()[5].startswith("**No changes**: the same install, every case with the same outcome")
+    assert "**No changes**" not in compare.render(compare.load(OLD), run, "a", "b")
     assert "Same install fingerprint." in text
     for title in ("### New failures", "### Outcome changes", "### Only in", "## API drift"):
         assert title not in text
+
+
+@pytest.mark.parametrize("threshold", ["-5", "nan", "inf"])
+def test_a_threshold_that_is_no_percentage_is_one_line_and_exit_4(capsys, threshold):
+    assert cli.main(["compare", str(OLD), str(NEW), f"--threshold={threshold}"]) == 4
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(f"reports compare: --threshold {threshold}: a percentage, 0 or more")
 
 
 def test_a_report_folder_reads_its_results_json(tmp_path, capsys):

@@ -126,6 +126,48 @@ def test_report_dir_gets_results_summary_and_junit(project):
     assert (suite.get("tests"), suite.get("failures")) == ("4", "1")
 
 
+COUNTED_MODULE = """
+import pytest
+
+@pytest.mark.host
+@pytest.mark.parametrize("n", [1, 2])
+def test_on_host(n):
+    pass
+
+@pytest.mark.gpu
+def test_on_gpu():
+    pass
+
+@pytest.mark.host
+@pytest.mark.xfail(strict=True, reason="known limitation")
+def test_limitation():
+    assert False
+"""
+
+
+def test_the_reports_count_alike_and_name_xfails_and_a_run_without_a_gpu(project):
+    """summary.md, junit.xml, results.json and the verdict line count the same cases (pytest's
+    junit.xml counted xfails as skips: 4,541 skipped beside summary.md's 4,518); an xfail is a
+    case that ran, named as one; exit 0 without a GPU says the gpu tier did not run."""
+    project.makepyfile(test_counted=COUNTED_MODULE)
+    out = project.path / "out"
+    result = project.runpytest_inprocess("--report-dir", str(out), "test_counted.py")
+    assert result.ret == pytest.ExitCode.OK
+    verdict = ("PASSED WITHOUT A GPU: 3 cases ran (2 passed, 1 xfailed: known limitations failing as recorded), "
+               "1 skipped · ran: host 3 · not run: gpu (1 skipped: no CUDA device*")
+    result.stdout.fnmatch_lines([verdict])
+    assert json.loads((out / "results.json").read_text())["counts"] == {"passed": 2, "skipped": 1, "xfailed": 1}
+    summary_md = (out / "summary.md").read_text()
+    assert "| **all** | 2 | 0 | 0 | 1 | 0 | 1 |" in summary_md.splitlines()
+    assert summary_md.splitlines()[2].startswith("**" + verdict.split("*")[0])
+    suite = ET.parse(out / "junit.xml").getroot().find("testsuite")
+    assert [suite.get(k) for k in ("tests", "failures", "errors", "skipped")] == ["4", "0", "0", "1"]
+    assert {p.get("name"): p.get("value") for p in suite.findall("properties/property")} == {"xfailed": "1"}
+    xfailed = next(t for t in suite.iter("testcase") if t.get("name") == "test_limitation")
+    assert [(p.get("name"), p.get("value")) for p in xfailed.iter("property")][0] == ("xfailed", "known limitation")
+    assert xfailed.find("skipped") is None
+
+
 def test_xdist_run_reports_every_case_once(project):
     """Under -n 2 (tox's cpu env) the controller alone writes the reports, covering both workers'
     cases in collection order (what the summary's matrix and the plots order by), whatever order
@@ -256,3 +298,39 @@ def test_dsl_deprecations_are_recorded_once_across_workers(project):
     assert finding["message"] == "cute.make_fragment is deprecated, use cute.make_rmem_tensor"
     assert finding["first_case"].startswith("test_deprecations.py::test_meets_")
     assert "## Deprecations (what breaks in a later release)" in (out / "summary.md").read_text()
+
+
+KNOWN_CRASH_MODULE = """
+import pytest
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [pytest.param(1, marks=pytest.mark.skip(reason="known DSL crash, not run here"))])
+def test_known_crash(n):
+    pass
+"""
+
+
+def test_without_a_gpu_a_known_crash_skips_for_want_of_the_gpu(project):
+    """97 gpu cases once skipped as "known crash, not run here" on a machine with no GPU at all."""
+    project.makepyfile(test_known_crash=KNOWN_CRASH_MODULE)
+    out = project.path / "out"
+    project.runpytest_inprocess("--report-dir", str(out), "test_known_crash.py")
+    (case,) = json.loads((out / "results.json").read_text())["cases"]
+    assert (case["outcome"], case["reason"].split(":")[0]) == ("skipped", NO_GPU)
+
+
+def test_every_skip_of_the_drawn_tests_is_in_the_harnesss_words(project, monkeypatch):
+    """pytest's own "got empty parameter set for (drawn_case)" was the skip reason of the test
+    that reruns ``--drawn-case``s in a run that named none."""
+    from fixtures.dsl import device
+
+    monkeypatch.setattr(device, "gpu_unavailable", device.gpu_unavailable)  # fake_gpu replaces it in this process
+    (project.path / "suites").symlink_to(ROOT / "suites", target_is_directory=True)
+    project.makepyfile(fake_gpu="from fixtures.dsl import device\n\ndevice.gpu_unavailable = lambda: None\n")
+    project.syspathinsert()
+    out = project.path / "out"
+    project.runpytest_inprocess("-p", "fake_gpu", "--arch", "sm_90a", "--report-dir", str(out),
+                                "suites/gpu/test_drawn.py::test_drawn_case")
+    (case,) = json.loads((out / "results.json").read_text())["cases"]
+    assert case["outcome"] == "skipped"
+    assert case["reason"].startswith("no --drawn-case given: ")

@@ -80,3 +80,39 @@ def test_files_that_are_not_a_report_are_refused_and_left_alone(tmp_path, files,
 def test_an_empty_folder_is_taken(tmp_path):
     report_folder.claim("--report-dir", tmp_path).release()
     assert tmp_path.is_dir()
+
+
+def test_a_folder_inside_or_around_one_another_writer_holds_is_refused(tmp_path):
+    """A run on runs/outer/inner while another held runs/outer: both passed, one report nested
+    inside the other's folder, no word."""
+    outer = report_folder.claim("--report-dir", tmp_path / "outer")
+    with pytest.raises(FolderTaken) as refused:
+        report_folder.claim("--report-dir", tmp_path / "outer" / "inner")
+    assert str(refused.value).startswith(f"--report-dir {tmp_path / 'outer' / 'inner'}: inside {tmp_path / 'outer'}, "
+                                         "which another run is writing its report into (pid ")
+    outer.release()
+    inner = report_folder.claim("--report-dir", tmp_path / "outer" / "inner")
+    with pytest.raises(FolderTaken, match=r": another run is writing its report inside it \(.*/outer/inner\)"):
+        report_folder.claim("--report-dir", tmp_path / "outer")
+    inner.release()
+
+
+@pytest.mark.parametrize(
+    ("chosen", "refusal"),
+    [
+        pytest.param("x" * 300, "a folder name of 300 bytes (xxxxxxxxxxxxxxxx...), longer than this file system takes (248: "
+                     "its claim file, .NAME.claim, lies beside it)", id="name-too-long"),
+        pytest.param("y/" * 2100, "a path of ", id="path-too-long"),
+        pytest.param("a_file/out", "{tmp}/a_file is a file, not a folder, so nothing can be made under it", id="under-a-file"),
+    ],
+)
+def test_a_path_the_file_system_cannot_take_is_one_line(tmp_path, monkeypatch, chosen, refusal):
+    """These were an INTERNALERROR (File name too long), exit 3, and "File exists" for a folder under a file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(report_folder.atomic.NotWritable) as refused:
+        report_folder.claim("--report-dir", chosen)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith("--report-dir ") and len(line) < 400
+    assert refusal.format(tmp=tmp_path) in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]

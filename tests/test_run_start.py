@@ -38,6 +38,8 @@ STAGE_MODULES = {
 @pytest.fixture
 def project(project):
     project.makepyfile(test_one=ONE_TEST, **STAGE_MODULES)
+    (project.path / "examples").mkdir()
+    (project.path / "examples" / "my_stages.py").write_text("")  # a file path a kernel author may give
     return project
 
 
@@ -45,7 +47,7 @@ def leftovers(project) -> list[str]:
     """What a run left in the project folder (besides the project, pytester's own files and
     pytest-benchmark's storage folder) and the harness's temporary folders (``cute-*``; the DSL
     keeps a cache of its own there)."""
-    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "stdin", "stdout", "stderr", ".benchmarks",
+    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "examples", "stdin", "stdout", "stderr", ".benchmarks",
             "__pycache__",
             *(f"{m}.py" for m in STAGE_MODULES)}
     left = sorted(p.name for p in project.path.iterdir() if p.name not in mine and not p.name.startswith("runpytest-"))
@@ -57,6 +59,7 @@ def leftovers(project) -> list[str]:
     [
         pytest.param(("--report-dir", "test_one.py"), "ERROR: --report-dir test_one.py: exists and is not a folder", id="report-dir-file"),
         pytest.param(("--report-dir=/proc/x",), "ERROR: --report-dir /proc/x: cannot write there (", id="report-dir-unwritable"),
+        pytest.param(("--report-dir", "r" * 300), "ERROR: --report-dir rrrrrrrrrr", id="report-dir-name-too-long"),
         pytest.param(("--stage-module", "raises_at_import"),
                      "ERROR: --stage-module raises_at_import: RuntimeError: no such kernel (raises_at_import.py:1)", id="stage-raises"),
         pytest.param(("--stage-module", "takes_a_name"),
@@ -84,6 +87,8 @@ def leftovers(project) -> list[str]:
         pytest.param(("--stage-module", "examples/my_stages.py"),
                      "ERROR: --stage-module examples/my_stages.py: a file path; name the module as Python imports it: "
                      "--stage-module examples.my_stages", id="stage-path"),
+        pytest.param(("--stage-module", "nosuch/mod.py"), "ERROR: --stage-module nosuch/mod.py: a file path, and no such file (",
+                     id="stage-path-missing"),
         pytest.param(("--drawn-case", "tv-fp16-align16-static-c_is_x-1x1"),
                      "ERROR: --drawn-case tv-fp16-align16-static-c_is_x-1x1: names no case", id="drawn-case-unknown"),
         pytest.param(("--sanitize=memcheck,leakcheck",), "ERROR: --sanitize: unknown tool leakcheck (choose from", id="sanitize-tool"),
@@ -144,6 +149,7 @@ IMPORT_PROBE = (
     [
         pytest.param(("--arch=sm_1",), id="arch"),
         pytest.param(("--report-dir", "test_one.py"), id="report-dir"),
+        pytest.param(("--report-dir", "r" * 300), id="report-dir-name-too-long"),
         pytest.param(("--bandwidth-threshold=abc",), id="threshold"),
         pytest.param(("--bandwidth-plant-slowdown=2",), id="plant-slowdown"),
         pytest.param(("--replace",), id="replace-without-save"),
@@ -154,6 +160,7 @@ IMPORT_PROBE = (
         pytest.param(("--explore=many",), id="explore-not-a-number"),
         pytest.param(("--fault-storm=-1",), id="fault-storm"),
         pytest.param(("--stage-module=./examples/my_stages.py",), id="stage-path"),
+        pytest.param(("--stage-module=nosuch/mod.py",), id="stage-path-missing"),
         pytest.param(("--sanitize=bogus",), id="sanitize"),
         pytest.param(("--plan-sample=",), id="plan-sample"),
     ],
