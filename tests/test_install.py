@@ -241,11 +241,11 @@ def test_an_unreadable_record_is_a_finding_not_an_internal_error(site, monkeypat
 
 def test_a_truncated_dependency_file_is_found_by_its_size(site):
     """numpy's core ``.so`` truncated (a bus error at ``import torch``): its size against RECORD,
-    also past the hash limit."""
+    without hashing."""
     make_dist(site, "numpy", "2.4.6", {"numpy/_core/_multiarray_umath.so": "x" * 64})
     (numpy,) = install.dependency_distributions(install.installed([str(site)]), ["numpy", "apache-tvm-ffi"])
     (site / "numpy/_core/_multiarray_umath.so").write_text("x" * 10)
-    (finding,) = install.record_findings(numpy, hash_limit=8)
+    (finding,) = install.record_findings(numpy, hashed=False)
     assert finding.subject == "numpy 2.4.6" and "1 changed (numpy/_core/_multiarray_umath.so)" in finding.detail
     assert finding.repair == "`pip install --force-reinstall --no-deps numpy==2.4.6`"
 
@@ -297,20 +297,20 @@ def test_a_stale_pyc_is_named(tmp_path):
     import importlib.util
     import py_compile
 
-    from fixtures.plugin import provenance
+    from fixtures.plugin import bytecode
 
     source = tmp_path / "where.py"
     source.write_text("def where(c, a, b):\n    return a if c else b\n")
     stamp = source.stat().st_mtime
     cached = importlib.util.cache_from_source(str(source))
-    assert provenance.stale_bytecode(str(source), py_compile.compile(str(source), cfile=cached)) is None
+    assert bytecode.stale_bytecode(str(source), py_compile.compile(str(source), cfile=cached)) is None
     source.write_text("def where(c, a, b):\n    return b if c else a\n")
     os.utime(source, (stamp, stamp))
     py_compile.compile(str(source), cfile=cached)
     os.utime(cached, (stamp - 10, stamp - 10))  # written before the source is restored (a later ctime)
     source.write_text("def where(c, a, b):\n    return a if c else b\n")
     os.utime(source, (stamp, stamp))
-    assert provenance.stale_bytecode(str(source), cached) == cached
+    assert bytecode.stale_bytecode(str(source), cached) == cached
 
 
 def test_a_function_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
