@@ -239,6 +239,18 @@ def test_an_unreadable_record_is_a_finding_not_an_internal_error(site, monkeypat
     assert finding.detail == "its RECORD cannot be read: PermissionError: Permission denied" and "chmod a+r" in finding.repair
 
 
+def test_an_unreadable_metadata_is_a_finding(site, monkeypatch):
+    dists = install.installed([str(site)])
+    (core,) = [d for d in dists if d.metadata["Name"] == "nvidia-cutlass-dsl-libs-core"]
+    real = type(core).read_text
+    monkeypatch.setattr(type(core), "read_text", lambda self, name: (_ for _ in ()).throw(PermissionError(13, "Permission denied"))
+                        if self is core and name == "METADATA" else real(self, name))
+    (finding,) = install.metadata_findings(dists)
+    where = next(site.glob("nvidia_cutlass_dsl_libs_core-*.dist-info")) / "METADATA"
+    assert finding.detail == "its METADATA cannot be read: PermissionError: Permission denied"
+    assert finding.repair.startswith(f"`chmod a+r {where}`")
+
+
 def test_a_truncated_dependency_file_is_found_by_its_size(site):
     """numpy's core ``.so`` truncated (a bus error at ``import torch``): its size against RECORD,
     without hashing."""
