@@ -106,13 +106,13 @@ def test_a_module_shadowing_the_installed_one(site, tmp_path, monkeypatch):
 
 def test_requirement_floors_not_ceilings(site, tmp_path):
     make_dist(site, "fakepkg", "1.0", {"f.py": ""})
-    requirements = tmp_path / "requirements.txt"
-    requirements.write_text("# a comment\nfakepkg>=0.5,<0.9  # a ceiling is not enforced\n-r other.txt\n")
+    requirements = tmp_path / "pyproject.toml"
+    requirements.write_text('[project]\ndependencies = ["fakepkg>=0.5,<0.9", "absentpkg>=1; python_version < \'3\'"]\n')
     dists = install.installed([str(site)])
-    assert install.requirement_findings(requirements, dists) == []
-    requirements.write_text("fakepkg>=3.8  # 3.5-3.7 break\nabsentpkg>=1\n")
+    assert install.requirement_findings(requirements, dists) == []  # a ceiling is not enforced; a marker that does not apply
+    requirements.write_text('[project]\ndependencies = ["fakepkg>=3.8", "absentpkg>=1"]\n')
     below, absent = install.requirement_findings(requirements, dists)
-    assert below.subject == "fakepkg" and below.detail == "1.0 is below what requirements.txt asks for (>=3.8)"
+    assert below.subject == "fakepkg" and below.detail == "1.0 is below what pyproject.toml asks for (>=3.8)"
     assert absent.subject == "absentpkg" and absent.detail.startswith("not installed")
 
 
@@ -180,13 +180,13 @@ def test_the_verdict_of_a_broken_install_names_the_first_finding():
 
 def test_a_run_on_a_broken_install_stops_with_exit_6_and_a_report(project, monkeypatch):
     """End to end: a requirement floor the install does not meet (a stand-in for every finding)."""
-    (project.path / "requirements.txt").write_text("torch>=999\n")
-    monkeypatch.setattr(install, "REQUIREMENTS", project.path / "requirements.txt")  # the run is in this process
+    (project.path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=999"]\n')
+    monkeypatch.setattr(install, "REQUIREMENTS", project.path / "pyproject.toml")  # the run is in this process
     project.makepyfile(test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")
     result = project.runpytest_inprocess("--report-dir=report")
     assert result.ret == INSTALL_BROKEN_EXIT
     (line, where) = [line for line in result.errlines if line.strip()]
-    assert line.startswith("Exit: INSTALL BROKEN: torch: ") and "is below what requirements.txt asks for (>=999)" in line
+    assert line.startswith("Exit: INSTALL BROKEN: torch: ") and "is below what pyproject.toml asks for (>=999)" in line
     assert where == f"reports: {project.path / 'report'}"
     run = RunResult.from_json(json.loads((project.path / "report" / "results.json").read_text()))
     assert (run.status, run.exit_status, run.install[0].cause) == ("install broken", INSTALL_BROKEN_EXIT, "requirement")
