@@ -399,7 +399,7 @@ class InstallFinding:
     """One thing wrong with the install, found at start: what kind, which file, package or
     variable, what was seen, and how to repair it."""
 
-    cause: str  # files | duplicate | shadowed | requirement | import | environment
+    cause: str  # files | duplicate | shadowed | requirement | import | environment | patched | build
     subject: str  # the package, module or variable
     detail: str
     repair: str

@@ -211,3 +211,246 @@ def test_the_report_header_names_the_users_variables(project, monkeypatch):
     result = project.runpytest_inprocess("--report-dir=report")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["cute-dsl: * (libs: *; built for CUDA *; *)", "CUTE_DSL_[*] set by the user: CUTE_DSL_LOG_LEVEL=10"])
+
+
+# --- issue 62: the last broken installs ---------------------------------------------------------
+
+
+def test_an_unreadable_file_is_a_finding_with_its_path(site, monkeypatch):
+    """``chmod 000`` as a user without root's override (this machine runs as root: the error is planted)."""
+    locked = site / "nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py"
+    real_open = type(locked).open
+
+    def refusing(self, *args, **kwargs):
+        if self == locked:
+            raise PermissionError(13, "Permission denied")
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(locked), "open", refusing)
+    (finding,) = [f for d in dsl_of(site) for f in install.record_findings(d)]
+    assert "1 unreadable (nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py: PermissionError: Permission denied)" in finding.detail
+    assert finding.repair.startswith(f"`chmod a+r {locked}`")
+
+
+def test_an_unreadable_record_is_a_finding_not_an_internal_error(site, monkeypatch):
+    (dist,) = [d for d in dsl_of(site) if d.metadata["Name"] == "nvidia-cutlass-dsl-libs-core"]
+    monkeypatch.setattr(type(dist), "files", property(lambda self: (_ for _ in ()).throw(PermissionError(13, "Permission denied"))))
+    (finding,) = install.record_findings(dist)
+    assert finding.detail == "its RECORD cannot be read: PermissionError: Permission denied" and "chmod a+r" in finding.repair
+
+
+def test_an_unreadable_metadata_is_a_finding(site, monkeypatch):
+    dists = install.installed([str(site)])
+    (core,) = [d for d in dists if d.metadata["Name"] == "nvidia-cutlass-dsl-libs-core"]
+    real = type(core).read_text
+    monkeypatch.setattr(type(core), "read_text", lambda self, name: (_ for _ in ()).throw(PermissionError(13, "Permission denied"))
+                        if self is core and name == "METADATA" else real(self, name))
+    (finding,) = install.metadata_findings(dists)
+    where = next(site.glob("nvidia_cutlass_dsl_libs_core-*.dist-info")) / "METADATA"
+    assert finding.detail == "its METADATA cannot be read: PermissionError: Permission denied"
+    assert finding.repair.startswith(f"`chmod a+r {where}`")
+
+
+def test_a_truncated_dependency_file_is_found_by_its_size(site):
+    """numpy's core ``.so`` truncated (a bus error at ``import torch``): its size against RECORD,
+    without hashing."""
+    make_dist(site, "numpy", "2.4.6", {"numpy/_core/_multiarray_umath.so": "x" * 64})
+    (numpy,) = install.dependency_distributions(install.installed([str(site)]), ["numpy", "apache-tvm-ffi"])
+    (site / "numpy/_core/_multiarray_umath.so").write_text("x" * 10)
+    (finding,) = install.record_findings(numpy, hashed=False)
+    assert finding.subject == "numpy 2.4.6" and "1 changed (numpy/_core/_multiarray_umath.so)" in finding.detail
+    assert finding.repair == "`pip install --force-reinstall --no-deps numpy==2.4.6`"
+
+
+def test_a_file_no_package_owns_in_the_dsls_folder(site):
+    """An orphan ``_cutlass_ir.cu13...so``, or a layout-algebra edit with its RECORD row deleted."""
+    assert install.unowned_findings(dsl_of(site)) == []
+    (site / "nvidia_cutlass_dsl/pkg/cutlass/__pycache__").mkdir()
+    (site / "nvidia_cutlass_dsl/pkg/cutlass/__pycache__/x.cpython-311.pyc").write_bytes(b"")  # not counted
+    orphan = site / "nvidia_cutlass_dsl/pkg/cutlass/_cutlass_ir.cu13.cpython-311-x86_64-linux-gnu.so"
+    orphan.write_text("")
+    (finding,) = install.unowned_findings(dsl_of(site))
+    assert finding.subject == str(site / "nvidia_cutlass_dsl") and f"1 file(s) that no installed package owns: {orphan}" in finding.detail
+    assert finding.repair == f"`rm {orphan}`, then `pip install --force-reinstall --no-deps nvidia-cutlass-dsl-libs-core==4.8.1` " \
+                             "(which puts back any it ships)"
+
+
+def test_the_dsls_own_requirements_are_checked_as_pip_would(site):
+    """cuda-bindings 11.8.7 where the DSL requires >= 12.8: the package is named, not cutlass.cute."""
+    info = next(site.glob("nvidia_cutlass_dsl_libs_core-*.dist-info"))
+    (info / "METADATA").write_text((info / "METADATA").read_text() + "Requires-Dist: cuda-bindings>=12.8\n"
+                                   "Requires-Dist: absentpkg>=1; extra == \"sass\"\nRequires-Dist: backports.strenum; python_version < \"3.11\"\n")
+    make_dist(site, "cuda-bindings", "11.8.7", {"cuda/bindings/x.py": ""})
+    dists = install.installed([str(site)])
+    (finding,) = install.dsl_requirement_findings(install.dsl_distributions(dists), dists)
+    assert (finding.cause, finding.subject) == ("requirement", "cuda-bindings")
+    assert finding.detail == "11.8.7 is installed, but nvidia-cutlass-dsl-libs-core 4.8.1 requires cuda-bindings>=12.8"
+    assert finding.repair == '`pip install "cuda-bindings>=12.8"`'
+
+
+def test_a_crash_in_the_child_import_is_a_finding(tmp_path):
+    """A module that takes the interpreter down (a truncated extension's bus error): the child dies,
+    the finding names the signal and the file; this process goes on."""
+    (tmp_path / "crashing.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGBUS)\n")
+    (tmp_path / "fine.py").write_text("")
+    child = install.ImportChild(("fine", "crashing"), path=[str(tmp_path), *__import__("sys").path])
+    assert child.crash_findings("fine") == []
+    (finding,) = child.crash_findings("crashing")
+    assert finding.cause == "import" and finding.subject == "crashing"
+    assert finding.detail.startswith("`import crashing` crashed the interpreter (signal 7 (SIGBUS)) in a child process, "
+                                     f"in {tmp_path / 'crashing.py'}")
+    (tmp_path / "raising.py").write_text("raise ImportError('no')\n")
+    child = install.ImportChild(("raising", "fine"), path=[str(tmp_path), *__import__("sys").path])
+    assert child.crash_findings("raising") == []  # an exception is this process's import's to name
+
+
+def test_a_stale_pyc_is_named(tmp_path):
+    """Byte-code compiled from an edited source of the same size, the source put back with its old time stamp."""
+    import importlib.util
+    import py_compile
+
+    from fixtures.plugin import bytecode
+
+    source = tmp_path / "where.py"
+    source.write_text("def where(c, a, b):\n    return a if c else b\n")
+    stamp = source.stat().st_mtime
+    cached = importlib.util.cache_from_source(str(source))
+    assert bytecode.stale_bytecode(str(source), py_compile.compile(str(source), cfile=cached)) is None
+    source.write_text("def where(c, a, b):\n    return b if c else a\n")
+    os.utime(source, (stamp, stamp))
+    py_compile.compile(str(source), cfile=cached)
+    os.utime(cached, (stamp - 10, stamp - 10))  # written before the source is restored (a later ctime)
+    source.write_text("def where(c, a, b):\n    return a if c else b\n")
+    os.utime(source, (stamp, stamp))
+    assert bytecode.stale_bytecode(str(source), cached) == cached
+
+
+def test_a_function_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
+    """A ``.pth`` that imports a module replacing ``cute.where``: the function, its file and the ``.pth``."""
+    import types
+
+    from fixtures.plugin import paths, provenance
+
+    (tmp_path / "patcher.py").write_text("def where(c, a, b):\n    return b if c else a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import patcher
+
+    (tmp_path / "zz_patch.pth").write_text("import patcher\n")
+    monkeypatch.setattr(paths, "site_folders", lambda: [str(tmp_path)])
+    own = tmp_path / "cute.py"
+    own.write_text("def where(c, a, b):\n    return a if c else b\n")
+    cute = types.ModuleType("cutlass.cute")
+    exec(compile(own.read_text(), str(own), "exec"), vars(cute))
+    assert provenance.foreign_functions([cute], {str(own)}) == []
+    cute.where = patcher.where
+    (finding,) = provenance.foreign_functions([cute], {str(own)})
+    assert (finding.cause, finding.subject) == ("patched", "cutlass.cute.where")
+    assert f"is patcher.where from {tmp_path / 'patcher.py'}, not the DSL's own code" in finding.detail
+    assert finding.repair == f"remove {tmp_path / 'zz_patch.pth'} (it imports patcher into every Python process)"
+
+
+def test_the_loaded_dsl_is_its_packages_code():
+    """This install: every loaded cutlass module from its packages' files, no function foreign."""
+    import cutlass.cute  # noqa: F401
+
+    from fixtures.plugin import provenance
+
+    dists = install.installed()
+    assert provenance.findings(install.dsl_distributions(dists), dists) == []
+
+
+@pytest.mark.parametrize(("where", "words"), [
+    ("file", "which is a regular file"), ("under-file", "lies under"), ("fine", None)])
+def test_cute_dsl_cache_dir_that_cannot_be_a_folder(tmp_path, where, words):
+    (tmp_path / "plain").write_text("")
+    cache = {"file": tmp_path / "plain", "under-file": tmp_path / "plain" / "cache", "fine": tmp_path / "new" / "cache"}[where]
+    found = install.variable_findings({"CUTE_DSL_CACHE_DIR": str(cache)})
+    if words is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert finding.subject == "CUTE_DSL_CACHE_DIR" and words in finding.detail and "NotADirectoryError" in finding.detail
+    assert finding.repair == "point CUTE_DSL_CACHE_DIR at a folder, or unset it"
+
+
+def test_a_cpu_torch_under_require_gpu_is_named(monkeypatch):
+    import torch
+
+    from fixtures.dsl import environment
+
+    monkeypatch.setattr(environment, "driver_cuda_version", lambda: "13.0")
+    monkeypatch.setattr(torch.version, "cuda", None)
+    (finding,) = install.gpu_build_findings()
+    assert (finding.cause, finding.subject) == ("build", "torch")
+    assert "is a CPU build (torch.version.cuda is None), on a machine whose driver covers CUDA 13.0" in finding.detail
+    assert "install torch's CUDA build" in finding.repair
+    monkeypatch.setattr(environment, "driver_cuda_version", lambda: None)
+    assert install.gpu_build_findings() == []  # no driver: --require-gpu's own line says so
+
+
+def test_an_old_driver_first_on_ld_library_path_is_named(tmp_path, monkeypatch):
+    """The DSL's loader refusing the driver it found; that driver from LD_LIBRARY_PATH: the repair is the variable."""
+    from fixtures.dsl import environment
+
+    (tmp_path / "oldcuda.py").write_text(
+        "raise RuntimeError('None of the installed toolkit flavors (cu12) are compatible with the CUDA driver "
+        "(driver supports up to CUDA 11.8).')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"/opt/old-driver{os.pathsep}/usr/lib")
+    monkeypatch.setattr(environment, "driver_library", lambda: ("/opt/old-driver/libcuda.so.1", "11.8"))
+    (finding,) = install.import_findings("oldcuda", "nvidia-cutlass-dsl")
+    assert finding.subject == "LD_LIBRARY_PATH" and "the driver library found is /opt/old-driver/libcuda.so.1 (CUDA 11.8)" in finding.detail
+    assert finding.repair.startswith("remove /opt/old-driver from LD_LIBRARY_PATH")
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/usr/lib")
+    (finding,) = install.import_findings("oldcuda", "nvidia-cutlass-dsl")
+    assert finding.subject == "oldcuda" and finding.repair.startswith("update the CUDA driver") and "reinstall" not in finding.repair
+
+
+def test_a_shadowing_module_file_is_named_not_its_folder(site, tmp_path, monkeypatch):
+    """A ``cutlass.py`` in the checkout: the file is the repair, never the whole checkout."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "fakemod.py").write_text("")
+    make_dist(site, "fakepkg", "1.0", {"fakemod/__init__.py": ""})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(checkout))
+    (finding,) = install.shadow_findings(install.installed([str(site)]), {"fakemod": "fakepkg"})
+    assert finding.repair == f"rename or remove {checkout / 'fakemod.py'}, or run from another folder"
+
+
+@pytest.mark.parametrize("how", ["PYTHONPATH", ".pth"])
+def test_a_shadowing_entry_names_pythonpath_or_its_pth(site, tmp_path, monkeypatch, how):
+    """A second torch on ``PYTHONPATH``, a dev tree through a ``.pth``: the variable or the file is the repair."""
+    from fixtures.plugin import paths
+
+    tree = tmp_path / "dev tree"
+    (tree / "fakemod").mkdir(parents=True)
+    (tree / "fakemod" / "__init__.py").write_text("")
+    make_dist(site, "fakepkg", "1.0", {"fakemod/__init__.py": ""})
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.syspath_prepend(str(tree))
+    monkeypatch.setattr(paths, "site_folders", lambda: [str(site)])
+    if how == "PYTHONPATH":
+        monkeypatch.setenv("PYTHONPATH", str(tree))
+        expected = f"remove {tree} from PYTHONPATH (it holds another fakemod)"
+    else:
+        monkeypatch.delenv("PYTHONPATH", raising=False)
+        (site / "dev.pth").write_text(f"{tree}\n")
+        expected = f"remove the line that adds {tree} from {site / 'dev.pth'} (or that .pth file)"
+    (finding,) = install.shadow_findings(install.installed([str(site)]), {"fakemod": "fakepkg"})
+    assert finding.repair == expected
+
+
+def test_a_run_whose_import_crashes_stops_with_exit_6_and_a_report(project, monkeypatch, tmp_path):
+    """End to end: the child dies importing (a planted module first in its list); the run names it."""
+    from fixtures.plugin import import_child
+
+    (tmp_path / "crashing.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGBUS)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(import_child, "MODULES", ("crashing", *import_child.MODULES))
+    project.makepyfile(test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")
+    result = project.runpytest_inprocess("--report-dir=report")
+    assert result.ret == INSTALL_BROKEN_EXIT
+    assert result.errlines[0].startswith("Exit: INSTALL BROKEN: crashing: `import crashing` crashed the interpreter (signal 7 (SIGBUS))")
+    run = RunResult.from_json(json.loads((project.path / "report" / "results.json").read_text()))
+    assert (run.status, run.install[0].cause) == ("install broken", "import")

@@ -12,6 +12,7 @@ the release's own (``fixtures.cases.releases.by_release``), keyed by the release
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -221,12 +222,25 @@ def test_torch_export_keeps_size1_strides() -> None:
 # --- Implicit conversion and alignment --------------------------------------------------------
 
 
+# CUTE_DSL_ENABLE_TVM_FFI on (with apache-tvm-ffi installed) routes every JIT call through TVM-FFI,
+# whose argument converter refuses a torch.Tensor passed to an unannotated parameter, which the
+# implicit conversion is (4.8.1, cute/_tvm_ffi_args_spec_converter.py: "Unsupported argument type:
+# <class 'torch.Tensor'> for annotated type: None", which the DSL calls a bug of its own)
+_TVM_FFI_ON = os.environ.get("CUTE_DSL_ENABLE_TVM_FFI", "").strip().lower() in ("1", "true", "yes", "on")
+_UNDER_TVM_FFI = pytest.mark.xfail(
+    _TVM_FFI_ON, strict=True, raises=Exception,
+    reason="CUTE_DSL_ENABLE_TVM_FFI is on: the DSL's TVM-FFI argument converter refuses an implicitly converted "
+    "torch.Tensor ('Unsupported argument type ... for annotated type: None'; seen on 4.8.1)")
+
+
+@_UNDER_TVM_FFI
 def test_implicit_conversion_layout_matches_doc() -> None:
     """A torch tensor passed straight to a JIT function gets a dynamic layout but its unit stride."""
     printed = _traced(torch.randn(30, 20, 32))
     assert _as_doc(printed.rpartition(" o ")[2].rstrip(">")) == "(?,?,?):(?,?,1)"
 
 
+@_UNDER_TVM_FFI
 def test_implicit_conversion_prints_exact_form() -> None:
     """The page shows ``ptr<f32, generic> o (?,?,?):(?,?,1)``; the DSL wraps it in ``tensor<...>``,
     and since 4.4 tags the dynamic strides of an implicitly converted tensor ``?{i64}``."""
