@@ -21,7 +21,7 @@ def _sample() -> list[sem.SemanticsCase]:
     return sample
 
 
-@pytest.mark.parametrize("case", semantics_params("gpu", _sample()))
+@pytest.mark.parametrize("case", semantics_params("gpu", _sample(), compile_only=True))
 def test_semantics_kernel_compiles(case, semantics_runner):
     from fixtures.dsl import semantics as run
 
