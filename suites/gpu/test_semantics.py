@@ -13,7 +13,7 @@ pytestmark = pytest.mark.gpu
 
 
 @pytest.mark.parametrize("case", semantics_params("gpu"))
-def test_semantics_on_gpu(case, semantics_runner, record_property):
+def test_semantics_on_gpu(case, semantics_runner, request):
     from fixtures.dsl import semantics as run
 
     run.skip_if_not_exported(case)
@@ -23,7 +23,7 @@ def test_semantics_on_gpu(case, semantics_runner, record_property):
     if sem.known(case, "host") is None:  # a host path that cannot run it (or runs it wrongly) is not compared
         _, host, _ = semantics_runner.run(case, "host")
         found += run.meanings(case, "host", ops, host)
-    record_property(SEMANTICS_KEY, found)
+    request.node.user_properties.append((SEMANTICS_KEY, found))
     if host is not None:
         run.check_paths_agree(case, ops, gpu, host, expected)
     run.check_against_reference(case, "GPU", ops, gpu, expected)

@@ -12,12 +12,12 @@ pytestmark = pytest.mark.host
 
 
 @pytest.mark.parametrize("case", semantics_params("host"))
-def test_semantics_on_host(case, semantics_runner, host_jit, record_property):
+def test_semantics_on_host(case, semantics_runner, host_jit, request):
     from fixtures.dsl import semantics as run
 
     run.skip_if_not_exported(case)
     ops, got, expected = semantics_runner.run(case, "host")
-    record_property(SEMANTICS_KEY, run.meanings(case, "host", ops, got))
+    request.node.user_properties.append((SEMANTICS_KEY, run.meanings(case, "host", ops, got)))
     run.check_against_reference(case, "host", ops, got, expected)
 
 
