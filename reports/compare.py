@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from reports import semantics
 from reports.model import BAD_OUTCOMES as BAD
 from reports.model import OUTCOMES, ApiDrift, RunResult
 
@@ -40,6 +41,7 @@ def render(a: RunResult, b: RunResult, name_a: str, name_b: str, threshold_pct: 
     lines += _status(a, b)
     lines += _fingerprint(a, b)
     lines += _outcomes(a, b)
+    lines += semantics.changes(a, b)
     lines += _drift(a, b)
     lines += _deprecations(a, b)
     lines += _bandwidth(a, b, threshold_pct)

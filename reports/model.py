@@ -24,6 +24,7 @@ BAD_OUTCOMES = ("failed", "error", "xpassed")  # what needs a human
 # and no int below -2**31: execnet refuses it, so a record holding such ints travels as JSON text)
 TIER_KEY, GPU_KEY, CASE_KEY, PTX_KEY, BANDWIDTH_KEY = "tier", "gpu", "case", "ptx", "bandwidth"
 HOST_COST_KEY = "host_costs"  # a case's HostCost figures, as plain dicts
+SEMANTICS_KEY = "semantics"  # a semantics case's observed meanings (``Meaning``), as plain dicts
 REPRO_KEY, REPRO_SOURCES_KEY = "repro", "repro_sources"  # a failing gpu case's ReproSpec (JSON text on a report), and its modules' texts by digest
 INSTALL_BROKEN_EXIT = 6  # a run stopped at start by what is wrong with the install (INSTALL BROKEN)
 GPU_LOST_EXIT = 7  # a run that lost a GPU; pytest's own exit statuses are 0-5, and 4 is the harness's usage error
@@ -392,6 +393,18 @@ class CaseResult:
     source: int | None = None  # in a merged report: the run it came from (an index into RunResult.merged_from)
     repro: ReproSpec | None = None  # a failing gpu case's reproducer record
     host_costs: list[HostCost] = field(default_factory=list)  # the figures a host-cost case measured
+    semantics: list[Meaning] = field(default_factory=list)  # what a semantics case observed of the release's meanings
+
+
+@dataclass
+class Meaning:
+    """What one path of a release does where the DSL defines an operation's meaning itself (the
+    sign of ``%``, an out-of-range conversion): ``reports.semantics`` tables them per release."""
+
+    subject: str  # "% on operands of different signs"
+    type: str  # "Int8", or "Float32 to Int8"
+    path: str  # gpu or host
+    meaning: str  # "C: the sign of the dividend (torch.fmod)"
 
 
 @dataclass
@@ -512,6 +525,7 @@ def _case(data, where: str) -> CaseResult:
     if case.repro is not None:
         case.repro = repro_spec(case.repro, f"{where} repro")
     case.host_costs = [_build(HostCost, h, f"{where} host cost {i}") for i, h in enumerate(case.host_costs)]
+    case.semantics = [_build(Meaning, m, f"{where} meaning {i}") for i, m in enumerate(case.semantics)]
     return case
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from reports import atomic
+from reports import atomic, semantics
 from reports.model import TIERS, RunResult
 from reports.summary import cell
 
@@ -65,7 +65,18 @@ def render(runs: list[RunResult]) -> str:
     lines = ["| DSL | torch | " + " | ".join(tiers) + " |", "|---" * (len(tiers) + 2) + "|"]
     for release in cells:
         lines.append(f"| {release[0]} | {release[1]} | " + " | ".join(cells[release].get(t, "") for t in tiers) + " |")
-    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n" + semantics.release_section(_newest_per_release(runs))
+
+
+def _newest_per_release(runs: list[RunResult]) -> list[tuple[str, RunResult]]:
+    """Each DSL release's newest run that observed meanings (the semantics family ran), oldest release first."""
+    newest: dict[str, RunResult] = {}
+    for run in runs:
+        release = run.fingerprint.dsl or "?"
+        if semantics.meanings(run) and (release not in newest or (run.finished or run.started) > (
+                newest[release].finished or newest[release].started)):
+            newest[release] = run
+    return [(release, newest[release]) for release in sorted(newest, key=_release_key)]
 
 
 def _chosen(candidates: list[tuple[RunResult, Counter]]) -> tuple[RunResult, Counter, str]:

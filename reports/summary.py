@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-from reports import repro, stage_report
+from reports import repro, semantics, stage_report
 from reports.baseline import MIN_RUNS
 from reports.gate import TRAVEL_FLOOR_PCT
 from reports.model import (
@@ -199,6 +199,7 @@ def render(run: RunResult, images: Sequence[Path] = (), folder: Path | None = No
     if run.deprecations:
         lines += ["", "## Deprecations (what breaks in a later release)", ""]
         lines += [f"- {d.category}: {d.message} (first in `{d.first_case or 'collection'}`)" for d in run.deprecations]
+    lines += semantics.section(run)
     lines += stage_report.sections(run, cell)
     lines += _bandwidth(run, images)
     return "\n".join(lines) + "\n"

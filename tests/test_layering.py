@@ -18,7 +18,8 @@ DSL = ("cutlass", "cuda")
 PYTEST_MACHINERY = ("pytest", "_pytest", "pluggy", "xdist")
 # the case model's vocabulary that is torch's: each dtype's torch dtype, each op's torch
 # reference, the edge values from torch.finfo and torch.iinfo
-CASE_MODEL_ON_TORCH = {"fixtures/cases/dtypes.py", "fixtures/cases/ops.py", "fixtures/cases/values.py"}
+CASE_MODEL_ON_TORCH = {"fixtures/cases/dtypes.py", "fixtures/cases/ops.py", "fixtures/cases/values.py",
+                       "fixtures/cases/semantics.py"}
 
 
 def modules(folder: str) -> list[Path]:

@@ -203,7 +203,7 @@ def test_run_result_json_has_schema_and_counts(run):
     assert data["cases"][0] == {"nodeid": "h::ok1", "outcome": "passed", "tier": "host",
                                 "duration_s": 0.1, "reason": "", "message": "", "case": None, "bandwidth": None,
                                 "ptx": None, "gpu": "", "source": None, "repro": None,
-                                "host_costs": []}
+                                "host_costs": [], "semantics": []}
     json.dumps(data)
 
 

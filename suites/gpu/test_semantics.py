@@ -1,0 +1,29 @@
+"""The semantics family on the GPU: every record (``fixtures.cases.semantics``) on every type it is
+defined on, inside a kernel (one compile per case, whatever else runs), judged against the
+record's reference and against the host JIT's result for the same operands. A GPU/host
+disagreement is its own failure (``GpuHostDisagreement``), whichever path matches the reference.
+Select with ``-k semantics``, a record (``-k semantics-floordiv``), a type (``-k 'semantics and u8'``)."""
+
+import pytest
+
+from fixtures.cases import semantics as sem
+from fixtures.plugin.semantics import SEMANTICS_KEY, semantics_params
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.mark.parametrize("case", semantics_params("gpu"))
+def test_semantics_on_gpu(case, semantics_runner, request):
+    from fixtures.dsl import semantics as run
+
+    run.skip_if_not_exported(case)
+    ops, gpu, expected = semantics_runner.run(case, "gpu")
+    found = run.meanings(case, "gpu", ops, gpu)
+    host = None
+    if sem.known(case, "host") is None:  # a host path that cannot run it (or runs it wrongly) is not compared
+        _, host, _ = semantics_runner.run(case, "host")
+        found += run.meanings(case, "host", ops, host)
+    request.node.user_properties.append((SEMANTICS_KEY, found))
+    if host is not None:
+        run.check_paths_agree(case, ops, gpu, host, expected)
+    run.check_against_reference(case, "GPU", ops, gpu, expected)

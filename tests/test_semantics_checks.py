@@ -1,0 +1,74 @@
+"""The semantics family's judgements, each with a planted defect: a GPU result that differs from the
+host JIT's is ``GpuHostDisagreement`` (saying which path matches the reference), a wrong value is
+``Mismatch``, an output left as poisoned is ``Unwritten``; the untouched results pass. The "GPU"
+outputs here are the host JIT's, altered: the checks are the same on a GPU."""
+
+import pytest
+import torch
+
+from fixtures.cases import semantics as sem
+from fixtures.cases.failures import GpuHostDisagreement, Mismatch, Unwritten
+
+pytestmark = pytest.mark.harness
+
+
+@pytest.fixture(scope="module")
+def floordiv_i8():
+    from fixtures.dsl import compat, semantics as run
+
+    if compat.host_jit_unavailable():
+        pytest.skip(compat.host_jit_unavailable())
+    case = sem.case_by_id("semantics-floordiv-i8-tensor")
+    ops, host, expected = run.Runner().run(case, "host")
+    return case, ops, host, expected
+
+
+def _altered(outputs, index: int, value):
+    from fixtures.dsl.semantics import Outputs
+
+    tensors = [t.clone() for t in outputs.tensors]
+    tensors[0][index] = value
+    return Outputs(tensors)
+
+
+def test_untouched_results_pass(floordiv_i8):
+    from fixtures.dsl import semantics as run
+
+    case, ops, host, expected = floordiv_i8
+    run.check_paths_agree(case, ops, host, host, expected)
+    run.check_against_reference(case, "GPU", ops, host, expected)
+
+
+def test_a_gpu_that_differs_from_the_host_is_its_own_failure(floordiv_i8):
+    from fixtures.dsl import semantics as run
+
+    case, ops, host, expected = floordiv_i8
+    gpu = _altered(host, 1, int(host.tensors[0][1]) + 1)
+    with pytest.raises(GpuHostDisagreement, match=r"`a // b` on Int8, a tensor on the right, GPU vs host JIT: "
+                                                  r"1 of \d+ elements differ .*\(the host JIT matches the reference\)"):
+        run.check_paths_agree(case, ops, gpu, host, expected)
+    with pytest.raises(Mismatch, match=r"`a // b` on Int8, a tensor on the right, GPU: 1 of \d+ elements differ"):
+        run.check_against_reference(case, "GPU", ops, gpu, expected)
+
+
+def test_an_output_never_written_is_unwritten(floordiv_i8):
+    from fixtures.dsl import semantics as run
+
+    case, ops, host, expected = floordiv_i8
+    poison = run._poison(expected[0].to(host.tensors[0].dtype))
+    with pytest.raises(Unwritten, match="2 of .* output elements still hold the poison"):
+        run.check_against_reference(case, "GPU", ops, _altered(_altered(host, 0, poison[0]), 3, poison[3]), expected)
+
+
+def test_an_approximate_function_is_judged_in_ulps():
+    """Within the table's bound passes, one ulp past it fails: exp2 on Float32 is 2 ulps."""
+    from fixtures.dsl import semantics as run
+
+    t = sem.TYPES["f32"]
+    want = torch.tensor([1.5, 100.0], dtype=torch.float64)
+    ulp = run._ulp(want, torch.float32)
+    inside = (want + 2 * ulp).to(torch.float32)
+    outside = (want + 3 * ulp).to(torch.float32)
+    assert run._same(inside, want, sem.ulps("exp2", "f32"), t).all()
+    assert not run._same(outside, want, sem.ulps("exp2", "f32"), t).any()
+    assert sem.ulps("exp2", "f64") == 1 and sem.ulps("exp2", "bf16") == sem.HALF_ULPS and sem.ulps("add", "f32") == 0
