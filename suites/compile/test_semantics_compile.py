@@ -22,7 +22,7 @@ def _sample() -> list[sem.SemanticsCase]:
 
 
 @pytest.mark.parametrize("case", semantics_params("gpu", _sample(), compile_only=True))
-def test_semantics_kernel_compiles(case, semantics_runner):
+def test_semantics_kernel_compiles(case, compared_on_the_gpu, semantics_runner):
     from fixtures.dsl import semantics as run
 
     run.skip_if_not_exported(case)

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.host
 
 
 @pytest.mark.parametrize("case", semantics_params("host"))
-def test_semantics_on_host(case, semantics_runner, host_jit, request):
+def test_semantics_on_host(case, compared_on_the_gpu, semantics_runner, host_jit, request):
     from fixtures.dsl import semantics as run
 
     run.skip_if_not_exported(case)
