@@ -1,5 +1,5 @@
 """``python -m reports compare RUN_A RUN_B``, ``releases RUN...``, ``merge RUN... --out DIR``,
-``forget BASELINE CASE_GLOB...``, ``repro RUN CASE_ID [--out FILE]``, ``drill RUN [--against RUN]``
+``forget BASELINE CASE_GLOB...``, ``repro RUN CASE_ID [--out FILE]``, ``timeline RUN``, ``drill RUN [--against RUN]``
 and ``ab --a INSTALL --b INSTALL --out DIR``: the reports' command line.
 
 Every command exits as a run does (the README's table): 0 done, 1 what it judged needs a human
@@ -18,7 +18,20 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from reports import ab, atomic, baseline, compare, drill, merge, model, release_table, repro, report_folder, summary
+from reports import (
+    ab,
+    atomic,
+    baseline,
+    compare,
+    drill,
+    merge,
+    model,
+    release_table,
+    report_folder,
+    repro,
+    summary,
+    timeline,
+)
 from reports.usage import HarnessUsageError
 
 NOT_WRITTEN = 3  # a run's internal error: retry (a full disk)
@@ -72,6 +85,11 @@ def _parser() -> argparse.ArgumentParser:
     script.add_argument("run", type=Path, help="report folder (holding results.json) or a results.json")
     script.add_argument("case_id", help="the failing case's id (or its test's node id)")
     script.add_argument("--out", type=Path, metavar="FILE", help="write the script there (default: stdout)")
+    when = commands.add_parser("timeline", help="where a run's wall time went (markdown on stdout)",
+                               description="Each process's start-up, collection, cases and idle time, worker time by "
+                                           "tier and test, the longest cases and the parallel part's tail, from a run's "
+                                           "results.json (docs/gpu-runner.md).")
+    when.add_argument("run", type=Path, help="report folder (holding results.json) or a results.json")
     proof = commands.add_parser("drill", help="whether a planted-slowdown drill proved the gate (exit 0) or not (1)",
                                 description="A --bandwidth-plant-slowdown run fails its cases when the gate works: exit 0 "
                                             "where every planted bandwidth-size case was called slower, 1 where one was not.")
@@ -158,6 +176,11 @@ def _drill(args: argparse.Namespace) -> int:
     return 0 if result.proved else 1
 
 
+def _timeline(args: argparse.Namespace) -> int:
+    sys.stdout.write(timeline.render(compare.load(args.run), str(args.run)))
+    return 0
+
+
 def _repro(args: argparse.Namespace) -> int:
     """Write the reproducer; a path that holds no run is named as such."""
     try:
@@ -208,7 +231,7 @@ def _ab(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = {"compare": _compare, "releases": _releases, "merge": _merge, "forget": _forget, "repro": _repro,
-             "drill": _drill, "ab": _ab}
+             "drill": _drill, "ab": _ab, "timeline": _timeline}
 
 
 if __name__ == "__main__":

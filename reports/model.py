@@ -6,14 +6,15 @@ import statistics
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/10"
+SCHEMA = "cute-dsl-harness/results/11"
 # 2 to 8 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from;
 # 7: a failing gpu case's reproducer record, and the sources those records name;
 # 8: each GPU's board facts, and a bandwidth verdict's basis: the board's own runs or the traveling verdict;
 # 9: what was found wrong with the install at start, the user's CUTE_DSL_* variables, the loader's choice;
-# 10: a case's host-cost figures)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 10)) + (SCHEMA,)
+# 10: a case's host-cost figures and observed meanings; 11: where and when each case ran, and the run's
+# timeline: its workers' start-up and collection, the bench phase)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 11)) + (SCHEMA,)
 # the vocabulary every module reads, defined once: tiers in reading order, outcomes, what needs a human
 TIERS = ("host", "cache", "compile", "api", "gpu", "bench", "harness")
 DEVICE_TIERS = ("gpu", "bench")
@@ -394,6 +395,9 @@ class CaseResult:
     repro: ReproSpec | None = None  # a failing gpu case's reproducer record
     host_costs: list[HostCost] = field(default_factory=list)  # the figures a host-cost case measured
     semantics: list[Meaning] = field(default_factory=list)  # what a semantics case observed of the release's meanings
+    worker: str = ""  # the process that ran it: an xdist worker (gw3), "bench" (the serial bench phase; "bench-gpuN" of several), "" (the controller)
+    start_s: float | None = None  # when its setup began, seconds after the run's start (Timeline.epoch)
+    stop_s: float | None = None  # when its teardown ended, likewise
 
 
 @dataclass
@@ -422,6 +426,30 @@ class InstallFinding:
 
 
 @dataclass
+class Span:
+    """One process's phase in a run's timeline, seconds after the run's start: an xdist worker's
+    start-up (``started`` to ``ready``: its imports), its collection, its end; a bench process's
+    compiling ahead and its measuring."""
+
+    process: str  # gw3, bench, bench-gpu1
+    phase: str  # "start-up", "collection", "cases", "compile ahead", "measure"
+    start_s: float
+    stop_s: float
+
+
+@dataclass
+class Timeline:
+    """Where a run's wall time went (``python -m reports timeline``): the run's start as epoch
+    seconds, and each process's phases; the cases carry their own worker, start and stop."""
+
+    epoch: float
+    spans: list[Span] = field(default_factory=list)
+    parallel_end_s: float | None = None  # the last xdist worker done
+    bench_go_s: float | None = None  # when the bench phase was told to measure
+    end_s: float | None = None  # the report written
+
+
+@dataclass
 class RunResult:
     fingerprint: Fingerprint
     arch: str
@@ -444,6 +472,7 @@ class RunResult:
     repro_sources: dict[str, str] = field(default_factory=dict)  # module texts the cases' ReproSpecs name, by digest
     install: list[InstallFinding] = field(default_factory=list)  # what stopped the run at start (status "install broken")
     environment: dict[str, str] = field(default_factory=dict)  # the CUTE_DSL_* variables the user set, before the harness's own
+    timeline: Timeline | None = None  # where the run's wall time went (absent before schema 11, and from merged reports)
 
     def gpu(self, uuid: str) -> GpuRecord | None:
         return next((g for g in self.gpus if g.uuid == uuid), None)
@@ -508,6 +537,9 @@ class RunResult:
         run.deprecations = [_build(Deprecation, d, f"deprecation {i}") for i, d in enumerate(run.deprecations)]
         run.install = [_build(InstallFinding, f, f"install finding {i}") for i, f in enumerate(run.install)]
         run.compiles = _build(CompileTally, run.compiles, "compiles") if run.compiles else None  # {} before: none
+        if run.timeline is not None:
+            run.timeline = _build(Timeline, run.timeline, "timeline")
+            run.timeline.spans = [_build(Span, p, f"timeline span {i}") for i, p in enumerate(run.timeline.spans)]
         if isinstance(run.baseline, dict):  # absent from the earliest schema: the default stands
             run.baseline = _build(BaselineInfo, run.baseline, "baseline")
             run.baseline.fingerprint = Fingerprint.from_json(data["baseline"].get("fingerprint", {}), "baseline fingerprint")
