@@ -56,6 +56,47 @@ def test_a_worker_leaves_its_bench_ids_for_the_early_start_unless_the_disk_is_fu
         assert json.loads((tmp_path / bench_phase.DEFERRED_FILE).read_text()) == IDS
 
 
+def test_a_worker_leaves_the_tests_that_touch_no_gpu(tmp_path):
+    """Those without a device tier's marker: the scheduler deals them last, and the bench phase
+    measures once every other has ended."""
+    config = _config(tmp_path)
+    markers = {"suites/compile/test_ptx.py::test_a[x]": "compile", "suites/gpu/test_s.py::test_b[x]": "gpu",
+               "suites/host/test_h.py::test_c": "host"}
+    items = _bench_items() + [SimpleNamespace(nodeid=n, get_closest_marker=lambda name, m=m: name == m) for n, m in markers.items()]
+    bench_phase.Deferral(config).pytest_collection_modifyitems(config, items)
+    assert json.loads((tmp_path / bench_phase.GPU_FREE_FILE).read_text()) == [
+        "suites/compile/test_ptx.py::test_a[x]", "suites/host/test_h.py::test_c"]
+    assert bench_phase.gpu_free(run_state.of(config)) == {"suites/compile/test_ptx.py::test_a[x]", "suites/host/test_h.py::test_c"}
+
+
+def test_go_comes_when_the_last_test_that_touches_a_gpu_ends_not_when_the_workers_do(tmp_path, monkeypatch):
+    """One GPU: the early process is told to measure at the GPU test's teardown, while a
+    CPU-only test is still to run; not at its call, and not at a CPU-only test's end."""
+    config = _config(tmp_path, gpus=1)
+    gpu_test, cpu_test = "suites/gpu/test_s.py::test_b[x]", "suites/compile/test_ptx.py::test_a[x]"
+    (tmp_path / bench_phase.GPU_FREE_FILE).write_text(json.dumps([cpu_test]))
+    (tmp_path / bench_phase.DEFERRED_FILE).write_text(json.dumps(IDS))
+    told = tmp_path / "told"
+    real_popen = subprocess.Popen
+
+    def popen(command, pass_fds=(), **kwargs):
+        (read,) = pass_fds
+        return real_popen([sys.executable, "-c", f"import os; open({str(told)!r}, 'wb').write(os.read({read}, 3))"],
+                          pass_fds=pass_fds)
+
+    monkeypatch.setattr(bench_phase.subprocess, "Popen", popen)
+    phase = bench_phase.SerialPhase(config)
+    phase.pytest_xdist_node_collection_finished(node=None, ids=[gpu_test, cpu_test])
+    process = phase.early[0].process
+    for nodeid, when in ((cpu_test, "teardown"), (gpu_test, "setup"), (gpu_test, "call")):
+        phase.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, when=when))
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(timeout=0.2)  # still waiting: a test that touches the GPU is not done
+    phase.pytest_runtest_logreport(SimpleNamespace(nodeid=gpu_test, when="teardown"))
+    assert process.wait(timeout=30) == 0 and told.read_bytes() == bench_phase.GO
+    assert phase.go_at is not None and phase.early[0].go is None
+
+
 def test_a_serial_process_that_cannot_start_early_ends_those_already_waiting(tmp_path, monkeypatch):
     """Two GPUs: the first process starts and waits, the second cannot start; the first is
     ended, and the run goes on to start them after the workers."""
@@ -96,6 +137,6 @@ def test_an_early_process_that_ended_before_go_is_replayed_not_raised(tmp_path, 
     phase.early[0].process.wait()
     phase.defer(IDS)
     replayed = []
-    monkeypatch.setattr(phase, "replay", lambda stream, nodeids, status, gpu=None: replayed.append((nodeids, status)))
+    monkeypatch.setattr(phase, "replay", lambda stream, nodeids, status, gpu=None, process="bench": replayed.append((nodeids, status)))
     phase.run(SimpleNamespace(testscollected=0))
     assert replayed == [(IDS, 3)]

@@ -123,3 +123,21 @@ def test_units_go_out_heaviest_first():
     }
     order = [scope for scope, _ in sorted(units.items(), key=heaviest_first)]
     assert order == ["canary", "i8-predicated", "i8-tv-dynamic", "i8-tv", "fp64", "semantics"]
+
+
+def test_units_that_touch_no_gpu_go_out_after_every_other():
+    """A unit whose every test is GPU-free (a compile-only signature, a host test) goes after the
+    lightest unit that touches a GPU: the bench phase measures once those are done."""
+    compile_only = "suites/compile/test_ptx_access.py::test_ptx_access_widths_and_bytes[predicated-i8-align16-static-128x2048]"
+    shared = _nodeid("tv-fp64-align16-static-128x2048")
+    units = {
+        "compile-only": {compile_only: False},
+        "shared": {shared: False, shared.replace("suites/gpu/test_stages.py::test_stage_matches_torch",
+                                                 "suites/compile/test_ptx_access.py::test_ptx_access_widths_and_bytes"): False},
+        "host": {"suites/host/test_layout_algebra.py::test_print_matches_notebook[coalesce]": False},
+        "semantics": {"suites/gpu/test_semantics.py::test_semantics_on_gpu[semantics-floordiv-i8-tensor]": False},
+    }
+    gpu_free = frozenset({compile_only, "suites/host/test_layout_algebra.py::test_print_matches_notebook[coalesce]",
+                          *(n for n in units["shared"] if "compile" in n)})
+    order = [scope for scope, _ in sorted(units.items(), key=lambda unit: heaviest_first(unit, gpu_free=gpu_free))]
+    assert order == ["shared", "semantics", "host", "compile-only"]
