@@ -447,12 +447,19 @@ def _known(case) -> bool:
     return limitations.known(case, "gpu") is not None
 
 
-def test_the_gate_sanitizer_sample_is_one_case_a_stage_outside_known_limitations(monkeypatch):
+def test_the_gate_sanitizer_sample_is_every_placement_class_of_every_stage_outside_known_limitations(monkeypatch):
+    """Each stage's offset, strided, broadcast, column-major and in-place case, every dtype in
+    turn, none a known defect: a read before or past any operand shows to the tool."""
     _with_release(monkeypatch, "4.8.1")
     cases = matrix.gate_sanitize_cases(ruled_out=_known)
-    assert [c.stage.name for c in cases] == list(BUILT_IN_STAGES)
+    assert [(c.stage.name, matrix.placement_class(c)) for c in cases] == [
+        (stage, cls) for stage in BUILT_IN_STAGES for cls in matrix.GATE_SANITIZE_CLASSES]
     assert not [c for c in cases if _known(c)]
-    assert all(any(c.base_offset(op) for op in "abc") for c in cases)
+    assert not [c for c in cases if matrix.outside_domain(c)]
+    assert all(matrix.case_from_id(c.id).id == c.id for c in cases)  # the child finds each by its id
+    offset = [c for c in cases if matrix.placement_class(c) == "offset"]
+    assert all(c.base_offset(op) for c in offset for op in "abc")
+    assert all(c.alias for c in cases if matrix.placement_class(c) == "in-place")
     assert {c.dtype.id for c in cases} == set(ARITHMETIC_DTYPES)
 
 
