@@ -182,6 +182,43 @@ def test_xdist_run_reports_every_case_once(project):
     ]
 
 
+ONE_THREAD_MODULE = """
+import os
+
+import pytest
+import torch
+
+
+@pytest.mark.host
+def test_a_worker_computes_on_one_cpu_thread():
+    assert torch.get_num_threads() == 1 and os.environ["OMP_NUM_THREADS"] == "1"
+"""
+
+
+def test_an_xdist_run_records_where_and_when_each_case_ran(project):
+    """``-n auto`` starts a worker a CPU; each worker's torch uses one thread; results.json names
+    each case's worker, its start and stop, and each worker's start-up, collection and cases,
+    which ``python -m reports timeline`` renders."""
+    import os
+    import subprocess
+    import sys
+
+    project.makepyfile(test_threads=ONE_THREAD_MODULE)
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-n", "auto", "--report-dir", str(out), "test_tiers.py", "test_threads.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # test_fails, as ever
+    data = json.loads((out / "results.json").read_text())
+    workers = {f"gw{i}" for i in range(len(os.sched_getaffinity(0)))}
+    ran = [c for c in data["cases"] if c["outcome"] != "skipped"]
+    assert {c["worker"] for c in ran} <= workers and all(0 < c["start_s"] <= c["stop_s"] for c in ran)
+    assert next(c for c in data["cases"] if c["nodeid"].endswith("one_cpu_thread"))["outcome"] == "passed"
+    spans = data["timeline"]["spans"]
+    assert {s["process"] for s in spans} == workers and {s["phase"] for s in spans} == {"start-up", "collection", "cases"}
+    assert data["timeline"]["parallel_end_s"] <= data["timeline"]["end_s"]
+    shown = subprocess.run([sys.executable, "-m", "reports", "timeline", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert shown.returncode == 0 and "| gw0 |" in shown.stdout and "## Worker time by tier" in shown.stdout, shown.stderr
+
+
 CRASHING_MODULE = """
 import os
 import pytest
