@@ -1,35 +1,163 @@
-"""Planted DSL edits (``tests/plants/semantics_edits.py``: ``%`` with Python's sign, ``exp2``
-computing ``exp``, a narrowing conversion that saturates) turn the semantics family red on the
-host path, each case's message naming the operation, the type and the path; the same run's
-cases of other operations stay green. One child pytest runs them all (about 20 s on 2 cores)."""
+"""Planted DSL edits, as an edited install carries them: the installed DSL copied into a fresh
+virtual environment (its folders made anew, its files linked, the edited sources and its
+``dist-info`` folders copied; every other package linked from this one), three of its Python
+sources edited to change one operation's meaning each, and their ``RECORD`` rows rewritten to
+match, so the install check passes and only the semantics family can see the edits. The host
+path's family is then red, each planted case's message naming the operation, the type and the
+path, and the cases of operations the edits leave alone pass. With the ``RECORD`` as shipped, the
+same copy stops at the install check (exit 6) naming the edited files. One child pytest for all
+edits, another stopped at start: about 11 s on 2 cores."""
 
+import base64
+import csv
+import hashlib
+import io
 import json
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
+import venv
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from fixtures.plugin import install
+from reports.model import INSTALL_BROKEN_EXIT
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.harness
 
-PLANTED = {  # case: what its failure must say
+HELPERS = "nvidia_cutlass_dsl/dsl_packages/cutlass/_mlir_helpers"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """``old``, found once in ``file`` (a path as the DSL's ``RECORD`` lists it), becomes ``new``."""
+    file: str
+    old: str
+    new: str
+
+
+EDITS = (
+    # ArithValue.__mod__ on signed integers: Python's sign (a floored remainder), not arith.remsi's (the dividend's)
+    Edit(f"{HELPERS}/arith.py",
+         "            return arith.remsi(self, other, loc=loc, ip=ip)\n",
+         "            return arith.subi(self, arith.muli(arith.floordivsi(self, other, loc=loc, ip=ip), other,"
+         " loc=loc, ip=ip), loc=loc, ip=ip)\n"),
+    # cute.math.exp2 (its foundation op) emits math.exp
+    Edit(f"{HELPERS}/math.py",
+         'return _unary_math_op(x, math_dialect.exp2, None, fastmath, "exp2", loc=loc, ip=ip)',
+         'return _unary_math_op(x, math_dialect.exp, None, fastmath, "exp2", loc=loc, ip=ip)'),
+    # int_to_int, a signed integer to a narrower signed one: clamped to the target's range (saturates) before it is truncated
+    Edit(f"{HELPERS}/arith.py",
+         "        else:\n            return arith.trunci(dst_mlir_type, a, loc=loc, ip=ip)\n    else:\n        # Unsigned -> Signed\n",
+         "        else:\n"
+         "            if src_signed:\n"
+         "                a = arith.maxsi(a, const(-(1 << (dst_width - 1)), a.type, loc=loc, ip=ip), loc=loc, ip=ip)\n"
+         "                a = arith.minsi(a, const((1 << (dst_width - 1)) - 1, a.type, loc=loc, ip=ip), loc=loc, ip=ip)\n"
+         "            return arith.trunci(dst_mlir_type, a, loc=loc, ip=ip)\n"
+         "    else:\n        # Unsigned -> Signed\n"),
+)
+PLANTED = {  # case: what its failure must say (the operation as the DSL spells it, the type, the path)
     "semantics-mod-i8-tensor": "`a % b` on Int8, a tensor on the right, host:",
     "semantics-mod-i32-scalar": "`a % b` on Int32, a scalar on the right, host:",
     "semantics-exp2-f32": "`cute.math.exp2(a)` on Float32, host:",
     "semantics-to-i8-i16": "`a.to(Int8)` on Int8 from Int16, host:",
 }
-UNTOUCHED = ("semantics-floordiv-i8-tensor", "semantics-exp-f32", "semantics-to-i16-i8", "semantics-to-u8-i16")
+# the same operations where the edits must change nothing (unsigned %, widening, signed to unsigned), and neighbours
+UNTOUCHED = ("semantics-mod-u8-tensor", "semantics-floordiv-i8-tensor", "semantics-exp-f32", "semantics-to-i16-i8",
+             "semantics-to-u8-i16")
 
 
-def test_planted_edits_are_red_naming_operation_type_and_path(tmp_path):
+def _digest(path: Path) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
+
+
+class EditedInstall:
+    """A virtual environment whose DSL is this one's with ``EDITS`` made: ``python`` runs it,
+    ``records(rewritten)`` puts the edited files' ``RECORD`` rows as they now hash, or as shipped."""
+
+    def __init__(self, folder: Path):
+        dsl = install.dsl_distributions(install.installed())
+        assert dsl, "no DSL installed"
+        source = Path(dsl[0].locate_file(""))  # the site folder holding the DSL
+        owned = {file.parts[0] for dist in dsl for file in dist.files or [] if file.parts[0] != ".."}
+        venv.EnvBuilder(symlinks=True).create(folder)
+        self.python = folder / "bin" / "python"
+        self.site = folder / Path(sysconfig.get_path("purelib")).relative_to(sysconfig.get_path("data"))
+        for entry in source.iterdir():
+            if entry.name not in owned:
+                (self.site / entry.name).symlink_to(entry)  # every other package, as installed here
+            elif entry.name.endswith(".dist-info"):
+                shutil.copytree(entry, self.site / entry.name)  # RECORD written here, not there
+            elif entry.is_dir():
+                _mirror(entry, self.site / entry.name)
+            else:
+                (self.site / entry.name).symlink_to(entry)
+        for script in Path(sysconfig.get_path("scripts")).iterdir():  # what packages install outside it (torchrun)
+            if not os.path.lexists(self.python.parent / script.name):
+                (self.python.parent / script.name).symlink_to(script)
+        self.shipped = {p: p.read_text() for p in self.site.glob("*.dist-info/RECORD")}
+        for edit in EDITS:
+            target = self.site / edit.file
+            text = target.read_text()
+            assert text.count(edit.old) == 1, f"the DSL's {edit.file} no longer holds the text this edit replaces: {edit.old!r}"
+            if target.is_symlink():  # never write through a link into the install
+                target.unlink()
+                (target.parent / "__pycache__" / f"{target.stem}.{sys.implementation.cache_tag}.pyc").unlink(missing_ok=True)
+            target.write_text(text.replace(edit.old, edit.new))
+
+    def records(self, rewritten: bool) -> None:
+        """Each ``RECORD`` as shipped, or with the edited files' rows as they now hash."""
+        edited = {edit.file for edit in EDITS}
+        for record, text in self.shipped.items():
+            if rewritten:
+                rows = [[row[0], _digest(self.site / row[0]), str((self.site / row[0]).stat().st_size)] if row[0] in edited
+                        else row for row in csv.reader(io.StringIO(text))]
+                out = io.StringIO()
+                csv.writer(out, lineterminator="\n").writerows(rows)
+                text = out.getvalue()
+            record.write_text(text)
+
+    def pytest(self, report: Path, *cases: str) -> subprocess.CompletedProcess:
+        """The host tier's family on ``cases`` in this environment, from the checkout."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
+        return subprocess.run(
+            [self.python, "-m", "pytest", "suites/host/test_semantics_on_host.py", "-p", "no:randomly", "-n", "0", "-q",
+             "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _mirror(source: Path, target: Path) -> None:
+    """``source``'s folders made anew under ``target``, each file a link to its own."""
+    for folder, _, names in os.walk(source):
+        made = target / Path(folder).relative_to(source)
+        made.mkdir()
+        for name in names:
+            (made / name).symlink_to(Path(folder) / name)
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory):
+    return EditedInstall(tmp_path_factory.mktemp("edited") / "env")
+
+
+def test_edited_sources_without_their_record_rows_stop_the_run_at_the_install_check(edited, tmp_path):
+    edited.records(rewritten=False)
+    done = edited.pytest(tmp_path / "report", *PLANTED)
+    output = done.stdout + done.stderr
+    assert done.returncode == INSTALL_BROKEN_EXIT, output[-3000:]
+    assert "INSTALL BROKEN" in output and all(edit.file in output for edit in EDITS), output[-3000:]
+
+
+def test_edited_sources_with_rewritten_records_are_red_naming_operation_type_and_path(edited, tmp_path):
+    edited.records(rewritten=True)
     report = tmp_path / "report"
-    selected = " or ".join(f"{case}]" for case in (*PLANTED, *UNTOUCHED))
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "suites/host/test_semantics_on_host.py", "-p", "tests.plants.semantics_edits",
-         "-p", "no:randomly", "-n", "0", "-q", "-k", selected, f"--report-dir={report}"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    done = edited.pytest(report, *PLANTED, *UNTOUCHED)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # red, not stopped by the install check (6)
     cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((report / "results.json").read_text())["cases"]}
     assert set(cases) == {*PLANTED, *UNTOUCHED}, sorted(cases)
     for case, words in PLANTED.items():
