@@ -3,7 +3,7 @@
 import pytest
 
 from fixtures.cases import matrix
-from fixtures.plugin import gpus
+from fixtures.plugin import gpus, run_state
 from fixtures.plugin.schedule import SignatureScheduling, heaviest_first, scope_of
 
 pytestmark = pytest.mark.harness
@@ -141,3 +141,35 @@ def test_units_that_touch_no_gpu_go_out_after_every_other():
                           *(n for n in units["shared"] if "compile" in n)})
     order = [scope for scope, _ in sorted(units.items(), key=lambda unit: heaviest_first(unit, gpu_free=gpu_free))]
     assert order == ["shared", "semantics", "host", "compile-only"]
+
+
+def test_with_two_gpus_each_gets_a_large_unit_that_only_its_workers_run(pytestconfig, monkeypatch):
+    """The cases past a worker's reserve split round the GPUs; a worker pinned to GPU 0 (gw0,
+    gw2) never gets GPU 1's, however the queue stands, and GPU 1's workers never GPU 0's."""
+    from reports.model import GpuRecord
+
+    monkeypatch.setattr(pytestconfig.option, "tx", ["2*popen"], raising=False)
+    monkeypatch.setattr(run_state.of(pytestconfig), "gpus", [GpuRecord(i, f"GPU-{i}", "H100", 81559, None, "host") for i in range(2)])
+    large = [c.id for c in matrix.large_cases() if matrix.device_bytes(c) > gpus.WORKER_RESERVE][:4]
+    collection = [_nodeid(i) for i in large] + [f"t.py::test_{i}" for i in range(6)]
+    scheduler = SignatureScheduling(pytestconfig)
+    workers = [_Worker(f"gw{i}") for i in (1, 0)]  # gw1 first: plain loadscope would deal it GPU 0's unit
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    assert {s for s in scheduler.workqueue} | {s for w in workers for s in scheduler.assigned_work[w]} >= {
+        "large-gpu0", "large-gpu1"}
+    for _ in range(50):  # each worker finishes what it holds and asks for more, in turn
+        for worker in workers:
+            for unit in scheduler.assigned_work[worker].values():
+                unit.update(dict.fromkeys(unit, True))
+            scheduler._reschedule(worker)
+        if not scheduler.workqueue:
+            break
+    got = {w.gateway.id: {collection[int(i)] for i in w.sent} for w in workers}
+    for worker in workers:
+        index = int(worker.gateway.id[2:])
+        others = {_nodeid(i) for n, i in enumerate(large) if n % 2 != index}
+        assert not got[worker.gateway.id] & others, worker.gateway.id
+    assert set().union(*got.values()) == set(collection)
