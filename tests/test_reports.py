@@ -26,6 +26,8 @@ from reports.model import (
     Fingerprint,
     MergedRun,
     RunResult,
+    Span,
+    Timeline,
 )
 
 pytestmark = pytest.mark.harness
@@ -203,7 +205,7 @@ def test_run_result_json_has_schema_and_counts(run):
     assert data["cases"][0] == {"nodeid": "h::ok1", "outcome": "passed", "tier": "host",
                                 "duration_s": 0.1, "reason": "", "message": "", "case": None, "bandwidth": None,
                                 "ptx": None, "gpu": "", "source": None, "repro": None,
-                                "host_costs": [], "semantics": []}
+                                "host_costs": [], "semantics": [], "worker": "", "start_s": None, "stop_s": None}
     json.dumps(data)
 
 
@@ -216,7 +218,10 @@ def bandwidth_record(stage: str, gbps: float) -> BandwidthRecord:
 def test_results_json_round_trips(run):
     """What the collector writes, the comparison reads back unchanged."""
     run.cases[0].bandwidth = bandwidth_record("tuned", 2900.0)
+    run.cases[0].worker, run.cases[0].start_s, run.cases[0].stop_s = "gw3", 20.5, 21.25
     run.baseline = BaselineInfo(note="--baseline not given")
+    run.timeline = Timeline(epoch=1.8e9, spans=[Span("gw3", "start-up", 0.0, 9.5), Span("bench", "measure", 140.0, 189.5)],
+                            parallel_end_s=159.1, bench_go_s=140.0, end_s=192.7)
     assert RunResult.from_json(json.loads(json.dumps(run.to_json()))) == run
 
 
@@ -454,3 +459,21 @@ def test_a_registered_stage_gets_its_own_section_with_bandwidth_against_torch_ad
     assert "| family | dynamic | static |" in lines
     assert "| odd | ✅ 1 | ❌ 1/1 |" in lines
     assert "| fp16 | compact | bandwidth | 16384x8192 | 1500 | 3000 | 0.50x | 50.0 | no baseline |" in lines
+
+
+def test_the_timeline_renders_processes_tiers_and_the_tail(run):
+    """``python -m reports timeline``: each process's busy and idle time, worker time by tier, the
+    longest cases and the tail; a run that recorded none is refused in one line."""
+    from reports import timeline
+
+    with pytest.raises(ValueError, match="no timeline recorded"):
+        timeline.render(run, "old-run")
+    for i, case in enumerate(run.cases):
+        case.worker, case.start_s, case.stop_s = f"gw{i % 2}", 20.0 + i, 20.5 + i + (3 if i == 0 else 0)
+    run.timeline = Timeline(epoch=1.8e9, spans=[Span("gw0", "start-up", 0.0, 9.0), Span("gw0", "collection", 9.0, 15.0)],
+                            parallel_end_s=30.0, bench_go_s=28.0, end_s=33.0)
+    text = timeline.render(run, "this-run")
+    assert "| gw0 | 9.0 | 15.0 | 20.0 | 26.5 | 4 | 5.0 | 1.5 |" in text  # cases 0, 2, 4, 6: busy 3.5 + 3 x 0.5 of 6.5
+    assert "- the bench phase was told to measure at 28.0 s" in text
+    assert text.index(f"`{run.cases[0].nodeid}`") < text.index(f"`{run.cases[1].nodeid}`")  # the longest first
+    assert "## The tail" in text
