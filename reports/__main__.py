@@ -3,7 +3,7 @@
 and ``ab --a INSTALL --b INSTALL --out DIR``: the reports' command line.
 
 Every command exits as a run does (the README's table): 0 done, 1 what it judged needs a human
-(``merge``: a case of the merged run; ``drill``: not proved; ``ab``: B slower, or a request failed), 3 a file it writes could not be
+(``merge``: a case of the merged run; ``drill``: not proved; ``ab``: B slower, a meaning changed, or a request failed), 3 a file it writes could not be
 written (a full disk), 4 bad input (the command line itself, a path that holds no run, a
 baseline, an ``--out`` that holds files, an ``ab`` install that is no program), 6 (``ab``) an
 install whose worker cannot run (INSTALL BROKEN: no DSL, an import that fails); each failure is
@@ -116,6 +116,8 @@ def _parser() -> argparse.ArgumentParser:
     side.add_argument("--plant-b-slowdown", type=float, metavar="F", help="drill: B's bench cases move F more bytes")
     side.add_argument("--plant-b-compile-delay", type=float, metavar="F", help="drill: B's compiles take F longer")
     side.add_argument("--plant-b-leak", action="store_true", help="drill: B keeps every function it compiles")
+    side.add_argument("--plant-b-meaning", action="store_true",
+                      help="drill: B's Int32 %% follows Python's rule (the sign of the divisor), a changed meaning")
     return parser
 
 
@@ -207,7 +209,8 @@ def _ab(args: argparse.Namespace) -> int:
             raise HarnessUsageError(f"{option} {fraction}: a fraction between 0 and 1 (0.01 plants 1%)")
     plants = (*(("--plant-slowdown", str(args.plant_b_slowdown)) if args.plant_b_slowdown else ()),
               *(("--plant-compile-delay", str(args.plant_b_compile_delay)) if args.plant_b_compile_delay else ()),
-              *(("--plant-leak",) if args.plant_b_leak else ()))
+              *(("--plant-leak",) if args.plant_b_leak else ()),
+              *(("--plant-meaning",) if args.plant_b_meaning else ()))
     a, b = ab.Install("A", args.a), ab.Install("B", args.b, plants)
     a.command(), b.command()  # an install that is not there: one line, before anything starts
     held = report_folder.claim("--out", args.out)
@@ -227,7 +230,7 @@ def _ab(args: argparse.Namespace) -> int:
     finally:
         held.release()
     print(f"{ab.verdict(result)}\nreport: {held.folder}")
-    return 1 if result.slower or result.errors else 0
+    return 1 if result.needs_a_human else 0
 
 
 _COMMANDS = {"compare": _compare, "releases": _releases, "merge": _merge, "forget": _forget, "repro": _repro,

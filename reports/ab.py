@@ -23,6 +23,12 @@ the other figures come from the worker itself;
 - ``memory``: KiB of resident memory (and GPU memory) a process keeps per compile (and launch)
   cycle; ``functions kept``: the DSL's compiled functions still alive per cycle (a leaked kernel: 1).
 
+Each worker also says, once, the meanings its DSL defines itself (the semantics family's: the sign
+of ``%``, ``//`` rounding, out-of-range conversions; on the host JIT, and on the GPU where both
+installs see one): each meaning both installs observed and B gives differently is one line
+(``reports.semantics.changed_lines``, as ``compare`` words it), and makes the run exit 1, as a
+``slower`` figure does: what programs compute changed, and a human reads it before taking B.
+
 A metric's samples from A and from B give B's change against A (percent; KiB for memory) and a
 95% interval of it (Welch's; for the figures sampled a process at a time, the distribution-free
 one of the Hodges-Lehmann shift, which one process far off does not move); the verdict, as
@@ -45,7 +51,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO
 
-from reports import atomic
+from reports import atomic, semantics
 from reports.gate import FLOOR_PCT
 from reports.report_folder import AB_RESULTS
 from reports.summary import NEGATIVE_MEMORY
@@ -124,10 +130,27 @@ class AbRun:
     metrics: list[Metric]
     errors: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # what was not measured (bench cases, compile families), and why
+    meanings: dict[str, list[dict]] = field(default_factory=dict)  # per install (A, B): {subject, type, path, meaning}
 
     @property
     def slower(self) -> list[Metric]:
         return [m for m in self.metrics if m.verdict == "slower"]
+
+    def meaning_table(self, label: str) -> dict[semantics.Key, str]:
+        found: dict[semantics.Key, str] = {}
+        for m in self.meanings.get(label, []):
+            found.setdefault((m["subject"], m["type"], m["path"]), m["meaning"])
+        return found
+
+    @property
+    def changed_meanings(self) -> list[str]:
+        """One line per meaning both installs observed that B gives differently."""
+        return semantics.changed_lines(self.meaning_table("A"), self.meaning_table("B"))
+
+    @property
+    def needs_a_human(self) -> bool:
+        """Exit 1: B slower on a figure, a meaning changed, or a request failed."""
+        return bool(self.slower or self.changed_meanings or self.errors)
 
 
 # -- judging -----------------------------------------------------------------------------------------
@@ -360,8 +383,34 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
             ask_both(rnd, request, names)
         print(f"[{i}/{len(steps)}] {request['op']} {request.get('case', '')} ({time.monotonic() - started:.0f} s)",
               file=progress, flush=True)
+    _ask_meanings(workers, result, ["host", "gpu"] if on_gpu else ["host"])
+    print(f"meanings ({time.monotonic() - started:.0f} s)", file=progress, flush=True)
     result.metrics = [judge(m) for m in [*metrics.values(), *_pooled(metrics.values())]]
     return result
+
+
+def _ask_meanings(workers: dict[str, _Worker], result: AbRun, paths: list[str]) -> None:
+    """Each install's meanings on ``paths``, once (they are results, not timings); a path an install
+    cannot run and a meaning only one install observed are listed as not measured, with why."""
+    for label, worker in workers.items():
+        reply = worker.ask(op="meanings", paths=paths)
+        if "error" in reply:
+            result.errors.append(f"{label} meanings: {reply['error']}")
+            continue
+        result.meanings[label] = reply["meanings"]
+        for path in paths:
+            if path in reply["left_out"]:
+                result.skipped[f"meanings ({path})"] = f"install {label}: {reply['left_out'][path]}"
+        result.errors += [f"{label} meanings, {case}: {error}" for case, error in reply["errors"].items()]
+    if len(result.meanings) < 2:
+        return
+    tables = {label: result.meaning_table(label) for label in ("A", "B")}
+    for label, other in (("A", "B"), ("B", "A")):
+        only = [k for k in tables[label] if k not in tables[other] and f"meanings ({k[2]})" not in result.skipped]
+        if only:
+            result.skipped[f"meanings only install {label} observed ({len(only)})"] = (
+                f"install {other} left them out (a known limitation stops the case there): "
+                + "; ".join(f"{subject}, {type_} ({path})" for subject, type_, path in sorted(only)))
 
 
 def _pooled(metrics) -> list[Metric]:
@@ -397,7 +446,7 @@ def render(result: AbRun) -> str:
     counts = {v: sum(m.verdict == v for m in result.metrics) for v in VERDICTS}
     lines = ["# A/B run", "", side("A", result.a, result.installs[0]), side("B", result.b, result.installs[1]), "",
              verdict(result), "", "Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()),
-             "", "B against A: a positive change is B costing more (less bandwidth, more time, more memory kept); "
+             "", *_meanings_section(result), "B against A: a positive change is B costing more (less bandwidth, more time, more memory kept); "
              f"A and B are each side's mean, and the interval a 95% Welch interval, but for the figures sampled "
              f"a process at a time ({', '.join(sorted(PER_PROCESS))}): each side's median, the Hodges-Lehmann "
              "shift against A's median and its distribution-free 95% interval; `same` lies wholly within the "
@@ -418,12 +467,31 @@ def render(result: AbRun) -> str:
 
 
 def verdict(result: AbRun) -> str:
-    slower = result.slower
+    """The run's first line, then one line per changed meaning."""
+    slower, changed = result.slower, result.changed_meanings
     if result.errors:
-        return f"A/B: {len(result.errors)} requests failed (summary.md lists them)"
-    if slower:
-        return f"A/B: B is slower on {len(slower)} of {len(result.metrics)} metrics: " + ", ".join(m.name for m in slower[:5])
-    return f"A/B: B is not slower than A on any of {len(result.metrics)} metrics"
+        first = f"A/B: {len(result.errors)} requests failed (summary.md lists them)"
+    elif slower:
+        first = f"A/B: B is slower on {len(slower)} of {len(result.metrics)} metrics: " + ", ".join(m.name for m in slower[:5])
+    else:
+        first = f"A/B: B is not slower than A on any of {len(result.metrics)} metrics"
+    if changed:
+        first += f"; {len(changed)} meaning{'s' if len(changed) > 1 else ''} changed"
+    return "\n".join([first, *(f"- meaning changed: {line}" for line in changed)])
+
+
+def _meanings_section(result: AbRun) -> list[str]:
+    """summary.md's word on the meanings: how many both installs observed, and each changed one."""
+    compared = result.meaning_table("A").keys() & result.meaning_table("B").keys()
+    if not compared:
+        return ["Meanings: none compared (\"Not measured\" says why).", ""]
+    paths = ", ".join(sorted({path for _, _, path in compared}))
+    changed = result.changed_meanings
+    head = f"Meanings the DSL defines itself: {len(compared)} observed by both ({paths}), "
+    if not changed:
+        return [head + "none changed.", ""]
+    return [head + f"{len(changed)} changed (ab.json's `meanings` keeps both tables):", "",
+            *(f"- {line}" for line in changed), ""]
 
 
 def _centre(values: list[float], centre) -> str:
@@ -463,7 +531,8 @@ def plot(result: AbRun):
 def write(result: AbRun, folder: Path) -> None:
     """``ab.json`` (every sample), ``summary.md`` and ``ab-deltas.png`` into ``folder``."""
     document = {"a": result.a, "b": result.b, "installs": [asdict(i) for i in result.installs],
-                "metrics": [asdict(m) for m in result.metrics], "errors": result.errors, "skipped": result.skipped}
+                "metrics": [asdict(m) for m in result.metrics], "errors": result.errors, "skipped": result.skipped,
+                "meanings": {label.lower(): table for label, table in result.meanings.items()}}
     atomic.write_text(folder / AB_RESULTS, json.dumps(document, indent=1))
     atomic.write_text(folder / "summary.md", render(result))
     fig = plot(result)

@@ -1,7 +1,7 @@
 """The meanings a release gives where the DSL defines an operation itself (the sign of ``%`` and
 ``//`` on negative operands, out-of-range float-to-integer conversions, fp8 overflow, a negative
 integer to a wider unsigned type), as the semantics family observed them: a table per run for
-``summary.md``, a line per changed meaning for ``python -m reports compare``, and a table per
+``summary.md``, a line per changed meaning for ``python -m reports compare`` (and ``ab``), and a table per
 release for ``python -m reports releases``.
 """
 
@@ -41,15 +41,20 @@ def section(run: RunResult) -> list[str]:
     return lines
 
 
+def changed_lines(was: dict[Key, str], now: dict[Key, str]) -> list[str]:
+    """One line per meaning both tables hold that ``now`` gives differently (a meaning only one
+    holds is no change: the other did not observe it)."""
+    return [f"{subject}, {type_} ({path}): {was[key]} → {now[key]}"
+            for key in sorted(was.keys() & now.keys()) if was[key] != now[key]
+            for subject, type_, path in (key,)]
+
+
 def changes(a: RunResult, b: RunResult) -> list[str]:
     """compare's section: one line per meaning both runs observed that B gives differently."""
-    was, now = meanings(a), meanings(b)
-    changed = [(key, was[key], now[key]) for key in sorted(was.keys() & now.keys()) if was[key] != now[key]]
+    changed = changed_lines(meanings(a), meanings(b))
     if not changed:
         return []
-    lines = [f"## Changed meanings ({len(changed)})", ""]
-    lines += [f"- {subject}, {type_} ({path}): {old} → {new}" for (subject, type_, path), old, new in changed]
-    return lines + [""]
+    return [f"## Changed meanings ({len(changed)})", "", *(f"- {line}" for line in changed), ""]
 
 
 def release_section(runs: list[tuple[str, RunResult]]) -> str:

@@ -66,7 +66,8 @@ FAKE_WORKER = textwrap.dedent('''
     """A fake install: every figure 1.0 (x1.1 compiles with --plant-compile-delay), and a log of
     the requests in the order they came. It compiles the families FAKE_FAMILIES names (f1,f2);
     FAKE_PLAN_ERROR makes its plan fail; FAKE_GPU names a GPU it benches on, FAKE_SKIPS a bench case
-    it leaves out."""
+    it leaves out. Its meanings: % and // on Int8 and Int32, C's and Python's rule (Int32 % Python's
+    with --plant-meaning); FAKE_NO_HOST_JIT: none on the host, FAKE_ONLY_INT8: Int8's alone."""
     import json, os, sys
     slow = 1.1 if "--plant-compile-delay" in sys.argv else 1.0
     leak = [3000.0, 1.0] if "--plant-leak" in sys.argv else [1.0, 0.0]
@@ -85,6 +86,17 @@ FAKE_WORKER = textwrap.dedent('''
             answer = ({"error": os.environ["FAKE_PLAN_ERROR"]} if "FAKE_PLAN_ERROR" in os.environ else
                       {"cases": [c for c in cases if c not in skips], "skipped": skips, "families": families,
                        "left_out": {f: "fake: no" for f in seconds if f not in families}})
+        elif r["op"] == "meanings":
+            mod = {"Int8": "C: the sign of the dividend (torch.fmod)",
+                   "Int32": "Python: the sign of the divisor (torch.remainder)" if "--plant-meaning" in sys.argv
+                   else "C: the sign of the dividend (torch.fmod)"}
+            types = ["Int8"] if "FAKE_ONLY_INT8" in os.environ else ["Int8", "Int32"]
+            paths = [p for p in r["paths"] if not (p == "host" and "FAKE_NO_HOST_JIT" in os.environ)]
+            answer = {"meanings": [m for t in types for p in paths for m in (
+                          {"subject": "% on operands of different signs", "type": t, "path": p, "meaning": mod[t]},
+                          {"subject": "// on operands of different signs", "type": t, "path": p, "meaning": "floor"})],
+                      "left_out": {"host": "fake: needs the driver"} if "FAKE_NO_HOST_JIT" in os.environ else {},
+                      "errors": {}}
         elif r["op"] == "bench":
             answer = {"error": "asked for a case it leaves out"} if r["case"] in skips else {"gbps": [100.0, 100.1, 99.9]}
         elif not set(r.get("families", [r.get("case")])) <= set(families):
@@ -130,6 +142,9 @@ def test_an_a_a_run_is_same_everywhere_and_asks_abba(fake_worker, tmp_path, caps
     assert {m["name"] for m in document["metrics"]} == {"import cutlass.cute", "from_dlpack", "implicit conversion",
                                                         "f1", "f2", "every family", "resident memory per compile",
                                                         "compiled functions kept per compile"}
+    assert "meaning changed" not in out  # identical installs: no meaning line
+    assert "Meanings the DSL defines itself: 4 observed by both (host), none changed." in summary
+    assert document["meanings"]["a"] == document["meanings"]["b"] and len(document["meanings"]["a"]) == 4
 
 
 def test_the_drills_in_b_are_caught(fake_worker, tmp_path, capsys):
@@ -227,7 +242,7 @@ def test_installs_that_compile_nothing_here_are_measured_without_compiles(fake_w
     assert cli.main(["ab", "--a", a, "--b", b, "--out", str(tmp_path / "out"), "--host-only", "--fresh-rounds", "4"]) == 0
     assert capsys.readouterr().out.startswith("A/B: B is not slower than A on any of 3 metrics")
     requests = [r for _, r in map(json.loads, fake_worker.read_text().splitlines())]
-    assert {r["op"] for r in requests} == {"plan", "fresh"} and all(r["families"] == [] for r in requests if r["op"] == "fresh")
+    assert {r["op"] for r in requests} == {"plan", "fresh", "meanings"} and all(r["families"] == [] for r in requests if r["op"] == "fresh")
     skipped = json.loads((tmp_path / "out" / "ab.json").read_text())["skipped"]
     assert set(skipped) == {"f1", "f2", "memory and compiled functions kept per compile", "calls (compiled call, TVM-FFI call)"}
     assert skipped["f1"].startswith("compile: install A cannot compile it here")
@@ -305,3 +320,66 @@ def test_a_bench_case_one_install_leaves_out_is_asked_of_neither_and_said(fake_w
     document = json.loads((tmp_path / "out" / "ab.json").read_text())
     assert document["skipped"] == {"y-16384x8192": "install B: fake: faults"}
     assert {m["name"] for m in document["metrics"] if m["kind"] == "bandwidth"} == {"x-16384x8192"}
+
+
+MOD_CHANGED = ("% on operands of different signs, Int32 (host): C: the sign of the dividend (torch.fmod) → "
+               "Python: the sign of the divisor (torch.remainder)")
+
+
+def test_a_changed_meaning_is_one_line_and_exit_1(fake_worker, tmp_path, capsys):
+    """B's Int32 % planted to follow Python's rule: the one meaning that differs is one line in the
+    verdict and in summary.md, both tables are kept, and the run exits 1 though no figure is slower."""
+    code = cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(tmp_path / "out"), "--host-only",
+                     "--fresh-rounds", "4", "--plant-b-meaning"])
+    assert code == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == ["A/B: B is not slower than A on any of 8 metrics; 1 meaning changed", f"- meaning changed: {MOD_CHANGED}"]
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert [line for line in summary.splitlines() if "Int32 (host)" in line] == [f"- meaning changed: {MOD_CHANGED}",
+                                                                                f"- {MOD_CHANGED}"]
+    document = json.loads((tmp_path / "out" / "ab.json").read_text())
+    assert {m["verdict"] for m in document["metrics"]} == {"same"}
+    changed = [(a, b) for a, b in zip(document["meanings"]["a"], document["meanings"]["b"]) if a != b]
+    assert [(a["type"], b["meaning"]) for a, b in changed] == [("Int32", "Python: the sign of the divisor (torch.remainder)")]
+
+
+def test_meanings_without_a_host_jit_are_listed_as_not_measured(fake_worker, tmp_path, capsys):
+    """A is 4.3 on a CPU machine (its host JIT needs the driver): no meaning is compared, and that is said."""
+    a = env_file(tmp_path, "a", "FAKE_NO_HOST_JIT=1")
+    assert cli.main(["ab", "--a", a, "--b", sys.executable, "--out", str(tmp_path / "out"), "--host-only",
+                     "--fresh-rounds", "4", "--plant-b-meaning"]) == 0
+    assert "meaning changed" not in capsys.readouterr().out
+    document = json.loads((tmp_path / "out" / "ab.json").read_text())
+    assert document["skipped"]["meanings (host)"] == "install A: fake: needs the driver"
+    assert 'Meanings: none compared ("Not measured" says why).' in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_a_meaning_only_one_install_observed_is_no_change_but_said(fake_worker, tmp_path, capsys):
+    """B leaves Int32 out (as 4.3's GPU path cannot compile float %): not a change, listed as not measured."""
+    b = env_file(tmp_path, "b", "FAKE_ONLY_INT8=1")
+    assert cli.main(["ab", "--a", sys.executable, "--b", b, "--out", str(tmp_path / "out"), "--host-only",
+                     "--fresh-rounds", "4"]) == 0
+    skipped = json.loads((tmp_path / "out" / "ab.json").read_text())["skipped"]
+    assert skipped["meanings only install A observed (2)"].endswith(
+        "% on operands of different signs, Int32 (host); // on operands of different signs, Int32 (host)")
+
+
+def test_the_real_workers_tell_a_planted_meaning_as_one_line(tmp_path):
+    """Two real workers of this install, B with --plant-meaning: the semantics family's own cases and
+    reading on the host JIT, the one planted meaning the only line."""
+    from fixtures.dsl import compat
+
+    if compat.host_jit_unavailable():
+        pytest.skip(compat.host_jit_unavailable())
+    a, b = ab.Install("A", sys.executable), ab.Install("B", sys.executable, ("--plant-meaning",))
+    with open(tmp_path / "a.log", "w") as log_a, open(tmp_path / "b.log", "w") as log_b:
+        workers = {"A": ab._Worker(a, log_a), "B": ab._Worker(b, log_b)}
+        try:
+            result = ab.AbRun(workers["A"].ready, workers["B"].ready, [a, b], [])
+            ab._ask_meanings(workers, result, ["host"])
+        finally:
+            for worker in workers.values():
+                worker.close()
+    assert result.errors == [] and result.skipped == {}
+    assert len(result.meaning_table("A")) > 40  # %, // and the conversions the host JIT runs
+    assert result.changed_meanings == [MOD_CHANGED]
