@@ -36,8 +36,8 @@ def render(a: RunResult, b: RunResult, name_a: str, name_b: str, threshold_pct: 
     lines = [f"# {name_a} → {name_b}", "", f"- A: `{name_a}` (dsl {a.fingerprint.dsl or '?'})",
              f"- B: `{name_b}` (dsl {b.fingerprint.dsl or '?'})", ""]
     if not _changed(a, b, threshold_pct):
-        lines += [f"**No changes**: the same install, every case with the same outcome, no API drift or deprecation "
-                  f"changed and no bandwidth beyond {threshold_pct:g}%.", ""]
+        lines += [f"**No changes**: the same install, every case with the same outcome, no API drift, deprecation "
+                  f"or meaning changed and no bandwidth beyond {threshold_pct:g}%.", ""]
     lines += _status(a, b)
     lines += _fingerprint(a, b)
     lines += _outcomes(a, b)
@@ -52,7 +52,7 @@ def _changed(a: RunResult, b: RunResult, threshold_pct: float) -> bool:
     """Whether any section below has a change to show (a partial run is one)."""
     outcomes = ({c.nodeid: c.outcome for c in a.cases} != {c.nodeid: c.outcome for c in b.cases})
     return bool(_status(a, b) or a.fingerprint.changed(b.fingerprint) or outcomes or _drift(a, b)
-                or _deprecations(a, b) or any(abs(d) > threshold_pct for d in _deltas(a, b)))
+                or _deprecations(a, b) or semantics.changes(a, b) or any(abs(d) > threshold_pct for d in _deltas(a, b)))
 
 
 def _deltas(a: RunResult, b: RunResult) -> list[float]:

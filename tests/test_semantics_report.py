@@ -46,6 +46,16 @@ def test_compare_shows_a_changed_meaning_as_one_line(tmp_path):
     assert "Changed meanings" not in compare.render(a, a, "A", "A")
 
 
+def test_a_changed_meaning_alone_is_a_change(tmp_path):
+    """The same install and outcomes (a GPU of another driver, say), one meaning different: not "No changes"."""
+    a = _run("4.8.1", C_RULE, tmp_path)
+    (tmp_path / "b").mkdir()
+    b = _run("4.8.1", PY_RULE, tmp_path / "b")
+    text = compare.render(a, b, "A", "B")
+    assert "**No changes**" not in text and "Changed meanings (1)" in text
+    assert "**No changes**" in compare.render(a, a, "A", "A")
+
+
 def test_summary_has_the_meanings_table(tmp_path):
     text = summary.render(_run("4.8.1", C_RULE, tmp_path))
     assert f"| {MOD} | Int8 | {C_RULE} | {C_RULE} |" in text
