@@ -173,3 +173,17 @@ def test_with_two_gpus_each_gets_a_large_unit_that_only_its_workers_run(pytestco
         others = {_nodeid(i) for n, i in enumerate(large) if n % 2 != index}
         assert not got[worker.gateway.id] & others, worker.gateway.id
     assert set().union(*got.values()) == set(collection)
+
+
+def test_the_first_deal_is_already_in_dealing_order(pytestconfig, monkeypatch):
+    """The queue is ordered before xdist deals its first units: a test outside the matrix (a
+    fixed-cost one), last in collection and the smallest unit, goes out first."""
+    monkeypatch.setattr(pytestconfig.option, "tx", ["1*popen"], raising=False)
+    dynamic = [_nodeid(f"tv-fp16-align16-dynamic-{s}") for s in ("128x2048", "256x2048", "97x101")]
+    collection = [*dynamic, _nodeid("tv-fp64-align16-static-128x2048"), "suites/gpu/test_fault_isolation.py::test_drill"]
+    scheduler = SignatureScheduling(pytestconfig)
+    worker = _Worker("gw0")
+    scheduler.add_node(worker)
+    scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    assert collection[int(worker.sent[0])] == "suites/gpu/test_fault_isolation.py::test_drill"
