@@ -304,6 +304,16 @@ def test_a_crash_in_the_child_import_is_a_finding(tmp_path):
     assert child.crash_findings("raising") == []  # an exception is this process's import's to name
 
 
+def test_a_module_that_prints_as_it_imports_is_no_finding(tmp_path):
+    """What an imported module prints (a banner, a .pth's line) goes to the child's stderr, not into
+    the lines the child reports on: the run reads every module imported, and the stale-.pyc answer."""
+    (tmp_path / "chatty.py").write_text("import os\nprint('hello from chatty', flush=True)\nos.write(1, b'[\"x\"]\\n')\n")
+    child = install.ImportChild(("chatty",), path=[str(tmp_path), *__import__("sys").path])
+    assert child.crash_findings("chatty") == []
+    assert child.done["chatty"] == "imported"
+    assert child.stale_bytecode() == {}
+
+
 def test_a_stale_pyc_is_named(tmp_path):
     """Byte-code compiled from an edited source of the same size, the source put back with its old time stamp."""
     import importlib.util
