@@ -202,6 +202,8 @@ def _ab(args: argparse.Namespace) -> int:
     """The A/B run into ``--out``, claimed first."""
     if args.rounds < 1:
         raise HarnessUsageError(f"--rounds {args.rounds}: at least 1")
+    if args.host_only and args.cases != ["*"]:
+        raise HarnessUsageError("--cases: bench cases, which --host-only leaves out (drop one of the two)")
     if args.fresh_rounds < 4:
         raise HarnessUsageError(f"--fresh-rounds {args.fresh_rounds}: at least 4 (fewer have no 95% rank interval)")
     for option, fraction in (("--plant-b-slowdown", args.plant_b_slowdown), ("--plant-b-compile-delay", args.plant_b_compile_delay)):

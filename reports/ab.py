@@ -333,6 +333,10 @@ def _measure(workers: dict[str, _Worker], a: Install, b: Install, plan: Plan, pr
     # what both installs measure: the bench cases (on a GPU) and the compile families (the calls and
     # the growth cycles use the last of these); what either leaves out is listed, with why
     cases = [c for c in offers["A"]["cases"] if c in offers["B"]["cases"]] if on_gpu else []
+    known = [*offers["A"]["cases"], *offers["A"]["skipped"]]
+    if on_gpu and plan.cases != ("*",) and not plan.bench_cases(known):
+        raise HarnessUsageError(f"--cases {' '.join(plan.cases)}: no bench case matches (they are named like "
+                                f"{', '.join(known[:3])}, ...)")
     families = [f for f in offers["A"]["families"] if f in offers["B"]["families"]]
     for label, offer in offers.items():
         skipped = offer["skipped"] if on_gpu else {}

@@ -322,6 +322,24 @@ def test_a_bench_case_one_install_leaves_out_is_asked_of_neither_and_said(fake_w
     assert {m["name"] for m in document["metrics"] if m["kind"] == "bandwidth"} == {"x-16384x8192"}
 
 
+def test_cases_that_name_no_bench_case_are_bad_input_not_an_empty_pass(fake_worker, tmp_path, monkeypatch, capsys):
+    """On a GPU a --cases glob that matches no case of the bench plan is one line, exit 4, nothing
+    measured and no report (it ran the host costs and passed before); with --host-only, which
+    benches nothing, --cases is refused before any worker starts."""
+    monkeypatch.setenv("FAKE_GPU", "Fake GPU")
+    out = tmp_path / "out"
+    assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(out), "--cases", "nomatch*"]) == 4
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("reports ab: --cases nomatch*: no bench case matches (they are named like x-16384x8192")
+    assert not out.exists()
+    assert [r["op"] for _, r in map(json.loads, fake_worker.read_text().splitlines())] == ["plan", "plan"]
+    fake_worker.unlink()
+    assert cli.main(["ab", "--a", sys.executable, "--b", sys.executable, "--out", str(out), "--host-only",
+                     "--cases", "x*"]) == 4
+    assert capsys.readouterr().err.startswith("reports ab: --cases: bench cases, which --host-only leaves out")
+    assert not fake_worker.exists()  # no worker started
+
+
 MOD_CHANGED = ("% on operands of different signs, Int32 (host): C: the sign of the dividend (torch.fmod) → "
                "Python: the sign of the divisor (torch.remainder)")
 
