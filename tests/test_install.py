@@ -464,3 +464,11 @@ def test_a_run_whose_import_crashes_stops_with_exit_6_and_a_report(project, monk
     assert result.errlines[0].startswith("Exit: INSTALL BROKEN: crashing: `import crashing` crashed the interpreter (signal 7 (SIGBUS))")
     run = RunResult.from_json(json.loads((project.path / "report" / "results.json").read_text()))
     assert (run.status, run.install[0].cause) == ("install broken", "import")
+
+
+def test_package_names_compare_as_pip_normalises_them():
+    """``Foo.Bar_baz`` and ``foo-bar-baz`` are one distribution (PEP 503): a requirement spelled one
+    way finds a package named the other (a dotted name was 'not installed' before)."""
+    from types import SimpleNamespace
+
+    assert install._name(SimpleNamespace(metadata={"Name": "Zope.Interface_X"})) == "zope-interface-x"
