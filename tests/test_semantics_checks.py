@@ -72,3 +72,44 @@ def test_an_approximate_function_is_judged_in_ulps():
     assert run._same(inside, want, sem.ulps("exp2", "f32"), t).all()
     assert not run._same(outside, want, sem.ulps("exp2", "f32"), t).any()
     assert sem.ulps("exp2", "f64") == 1 and sem.ulps("exp2", "bf16") == sem.HALF_ULPS and sem.ulps("add", "f32") == 0
+
+
+def test_an_exact_function_is_judged_on_its_zeros_sign_too():
+    """floor(-0.0) is -0.0: a +0.0 fails, whatever type the reference was computed in (it was equal
+    before, since the float64 reference compared by value)."""
+    from fixtures.dsl import semantics as run
+
+    t = sem.TYPES["f32"]
+    want = torch.tensor([-0.0, 1.0, float("nan")], dtype=torch.float64)
+    assert run._same(torch.tensor([-0.0, 1.0, float("nan")]), want, 0, t).all()
+    assert run._same(torch.tensor([0.0, 1.0, float("nan")]), want, 0, t).tolist() == [False, True, True]
+
+
+def test_a_wrong_comparison_is_a_mismatch_not_an_output_never_written():
+    """A bool output's poison is every value's complement: a wrong compare result equals it, so a
+    bool output is never called unwritten (the Uint8 composition defect was reported so)."""
+    from fixtures.dsl import compat, semantics as run
+
+    if compat.host_jit_unavailable():
+        pytest.skip(compat.host_jit_unavailable())
+    case = sem.case_by_id("semantics-gt-u8-tensor")
+    ops, host, expected = run.Runner().run(case, "host")
+    wrong = _altered(host, 0, not bool(host.tensors[0][0]))
+    with pytest.raises(Mismatch, match=r"`a > b` on Uint8, a tensor on the right, GPU: 1 of \d+ elements differ"):
+        run.check_against_reference(case, "GPU", ops, wrong, expected)
+
+
+def test_a_conversion_rule_needs_a_value_that_tested_it():
+    """Out-of-range sources that are only NaN and inf: inf decides saturation now; a case whose
+    sources test no rule (all NaN) gives no rule but the values."""
+    from types import SimpleNamespace
+
+    from fixtures.dsl import semantics as run
+    from fixtures.dsl.semantics import Outputs
+
+    case = sem.case_by_id("semantics-to-i32-f16")
+    ops = SimpleNamespace(a=torch.tensor([float("nan"), float("inf"), -float("inf")]), observed=[0, 1, 2])
+    saturated = Outputs([torch.tensor([0, 2**31 - 1, -2**31], dtype=torch.int32)])
+    assert run._conversion_rule(case, ops, saturated) == "saturates"
+    arbitrary = Outputs([torch.tensor([12345, 12345, 12345], dtype=torch.int32)])
+    assert run._conversion_rule(case, ops, arbitrary) != "saturates"
