@@ -1,0 +1,82 @@
+"""The run's shared bytecode (``fixtures.plugin.pycache``): where an environment keeps no bytecode
+for a package and writes none, the controller's processes compile it once into the run's folder,
+and where it keeps or writes its own, nothing changes. Throwaway packages in temporary folders."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from fixtures.plugin import pycache
+
+pytestmark = pytest.mark.harness
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A package ``sharedpkg`` with no bytecode beside its source."""
+    site = tmp_path / "site"
+    (site / "sharedpkg").mkdir(parents=True)
+    (site / "sharedpkg" / "__init__.py").write_text("VALUE = 41 + 1\n")
+    return site
+
+
+def _python(code: str, site, **env) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    environ |= {"PYTHONPATH": os.pathsep.join([str(site), ROOT]), **env}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=environ, capture_output=True, text=True,
+                          check=True)
+
+
+SHARE_THEN_CHILD = """
+    import json, subprocess, sys
+    from pathlib import Path
+    from fixtures.plugin import pycache
+    found = pycache.share(Path({folder!r}), ("sharedpkg",))
+    import sharedpkg
+    child = subprocess.run([sys.executable, "-c", "import sharedpkg; print(sharedpkg.__spec__.cached)"],
+                           capture_output=True, text=True, check=True)
+    print(json.dumps({{"found": found, "mine": sharedpkg.__spec__.cached, "child": child.stdout.strip()}}))
+"""
+
+
+def test_a_package_compiled_in_every_process_is_compiled_once_into_the_runs_folder(package, tmp_path):
+    folder = tmp_path / "run" / "pycache"
+    out = json.loads(_python(SHARE_THEN_CHILD.format(folder=str(folder)), package, PYTHONDONTWRITEBYTECODE="1").stdout)
+    assert out["found"] == ["sharedpkg"]
+    assert out["mine"].startswith(str(folder)) and os.path.exists(out["mine"]), "this process wrote no bytecode there"
+    assert out["child"] == out["mine"], "a process it started did not read the run's bytecode"
+    assert not (package / "sharedpkg" / "__pycache__").exists(), "bytecode written beside the source"
+
+
+@pytest.mark.parametrize("env, compiled", [
+    pytest.param({}, False, id="python-writes-its-own"),
+    pytest.param({"PYTHONDONTWRITEBYTECODE": "1"}, True, id="bytecode-already-cached"),
+    pytest.param({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "USER"}, False, id="the-users-own-prefix"),
+])
+def test_nothing_changes_where_bytecode_is_cached_written_or_placed_by_the_user(package, tmp_path, env, compiled):
+    if compiled:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+    env = {k: str(tmp_path / "user") if v == "USER" else v for k, v in env.items()}
+    folder = tmp_path / "run" / "pycache"
+    out = json.loads(_python(SHARE_THEN_CHILD.format(folder=str(folder)), package, **env).stdout)
+    assert out["found"] == [] and not folder.exists()
+    assert out["child"] == out["mine"]
+
+
+def test_a_read_only_cache_folder_counts_as_compiled_every_time(package, monkeypatch):
+    if os.geteuid() == 0:  # root writes anywhere: stand the check in
+        monkeypatch.setattr(pycache.os, "access", lambda path, mode: False)
+    else:
+        (package / "sharedpkg").chmod(0o555)
+    monkeypatch.syspath_prepend(str(package))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    try:
+        assert pycache.compiled_every_time(("sharedpkg",)) == ["sharedpkg"]
+    finally:
+        (package / "sharedpkg").chmod(0o755)
