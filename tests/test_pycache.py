@@ -80,3 +80,33 @@ def test_a_read_only_cache_folder_counts_as_compiled_every_time(package, monkeyp
         assert pycache.compiled_every_time(("sharedpkg",)) == ["sharedpkg"]
     finally:
         (package / "sharedpkg").chmod(0o755)
+
+
+WARM = """
+    import json, sys
+    from pathlib import Path
+    from fixtures.plugin import pycache
+    found = pycache.share(Path({folder!r}), ("sharedpkg",))
+    warmer = pycache.warm(("sharedpkg",))
+    status = warmer.wait()
+    print(json.dumps({{"status": status, "imported_here": "sharedpkg" in sys.modules}}))
+"""
+
+
+def test_the_warmer_compiles_into_the_runs_folder_before_this_process_imports(package, tmp_path):
+    """The controller waits on the import child before each import; the warmer has the bytecode
+    written by then, under the run's folder and nowhere else."""
+    folder = tmp_path / "run" / "pycache"
+    out = json.loads(_python(WARM.format(folder=str(folder)), package, PYTHONDONTWRITEBYTECODE="1").stdout)
+    assert out == {"status": 0, "imported_here": False}
+    written = [p.relative_to(folder).as_posix() for p in folder.rglob("*.pyc")]
+    assert any("/sharedpkg/__init__." in path for path in written), f"the warmer wrote no sharedpkg bytecode there: {written}"
+    assert not (package / "sharedpkg" / "__pycache__").exists(), "bytecode written beside the source"
+
+
+def test_a_warmer_still_running_is_stopped():
+    warmer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    pycache.stop(warmer)
+    assert warmer.returncode is not None
+    pycache.stop(warmer)  # again: nothing left to do
+    pycache.stop(None)
