@@ -444,6 +444,7 @@ class Timeline:
 
     epoch: float
     spans: list[Span] = field(default_factory=list)
+    controller_start_s: float | None = None  # the controller's process began (negative: before the run's start)
     parallel_end_s: float | None = None  # the last xdist worker done
     bench_go_s: float | None = None  # when the bench phase was told to measure
     end_s: float | None = None  # the report written

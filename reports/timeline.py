@@ -51,6 +51,9 @@ def _milestones(run: RunResult, cases: list[CaseResult]) -> list[str]:
     collected = [s.stop_s for s in t.spans if s.phase == "collection"]
     first_case = min(c.start_s for c in cases)
     lines = [f"- cases: {len(cases)} timed; worker time {sum(c.stop_s - c.start_s for c in cases):.0f} s"]
+    if t.controller_start_s is not None:
+        lines.append(f"- the controller's process started {-t.controller_start_s:.1f} s before the run's start (Python, "
+                     "pytest, the install's and options' checks); the workers start at the run's start")
     if collected:
         lines.append(f"- workers collected at {min(collected):.1f}-{max(collected):.1f} s; the first case began at {first_case:.1f} s")
     if t.parallel_end_s is not None:

@@ -471,8 +471,9 @@ def test_the_timeline_renders_processes_tiers_and_the_tail(run):
     for i, case in enumerate(run.cases):
         case.worker, case.start_s, case.stop_s = f"gw{i % 2}", 20.0 + i, 20.5 + i + (3 if i == 0 else 0)
     run.timeline = Timeline(epoch=1.8e9, spans=[Span("gw0", "start-up", 0.0, 9.0), Span("gw0", "collection", 9.0, 15.0)],
-                            parallel_end_s=30.0, bench_go_s=28.0, end_s=33.0)
+                            parallel_end_s=30.0, bench_go_s=28.0, end_s=33.0, controller_start_s=-12.25)
     text = timeline.render(run, "this-run")
+    assert "- the controller's process started 12.2 s before the run's start" in text
     assert "| gw0 | 9.0 | 15.0 | 20.0 | 26.5 | 4 | 5.0 | 1.5 |" in text  # cases 0, 2, 4, 6: busy 3.5 + 3 x 0.5 of 6.5
     assert "- the bench phase was told to measure at 28.0 s" in text
     assert text.index(f"`{run.cases[0].nodeid}`") < text.index(f"`{run.cases[1].nodeid}`")  # the longest first

@@ -208,6 +208,40 @@ def test_a_serial_process_never_told_go_ends_unmeasured(tmp_path):
     assert waiting.returncode == -signal.SIGTERM and time.monotonic() - started < 30
 
 
+# a serial process's cases, and an exit handler that would run in an interpreter's ordinary teardown
+TORN_DOWN = """
+import atexit, os, pathlib
+import pytest
+
+atexit.register(lambda: pathlib.Path(os.environ["TORN_DOWN"]).touch())
+
+@pytest.mark.bench
+def test_bench_measures():
+    pass
+
+@pytest.mark.bench
+def test_bench_regressed():
+    assert False, "slower"
+"""
+
+
+def test_the_serial_process_exits_with_its_status_once_its_reports_are_out(bench_project, tmp_path, monkeypatch):
+    """The controller waits on it: it streams every report, removes its folders and exits with its
+    session's status at once, skipping the interpreter's teardown (no exit handler runs)."""
+    bench_project.makepyfile(test_torn=TORN_DOWN)
+    monkeypatch.setenv("TORN_DOWN", str(tmp_path / "torn-down"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    stream = tmp_path / "stream.jsonl"
+    result = bench_project.runpytest_subprocess("-p", "no:xdist", f"{bench_phase.STREAM_OPTION}={stream}", "test_torn.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    calls = [json.loads(line) for line in stream.read_text().splitlines()]
+    assert {(c["nodeid"].split("::")[1], c["outcome"]) for c in calls if c["when"] == "call"} == {
+        ("test_bench_measures", "passed"), ("test_bench_regressed", "failed")}
+    assert not (tmp_path / "torn-down").exists(), "the interpreter's teardown ran"
+    assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("cute-harness-")] == []
+
+
 def test_bench_cases_the_serial_phase_never_reported_fail(bench_project):
     """A serial phase that dies leaves no gap: each case it did not report fails, saying why."""
     bench_project.makepyfile(test_dies=SERIAL_PHASE_DIES)
@@ -367,3 +401,16 @@ def test_a_full_disk_still_ends_with_the_verdict_exit_3_and_no_torn_file(project
     if whole:
         assert results(out)["cases"][0]["outcome"] == "passed"
     assert not (project.path / ".out.claim").exists()
+
+
+def test_a_process_knows_when_it_began():
+    """The timeline's controller start-up: this process's start from /proc, before now and after
+    a child started later."""
+    from fixtures.plugin.collector import process_started
+
+    mine = process_started()
+    assert mine is not None and mine < time.time()
+    child = subprocess.run([sys.executable, "-c", "from fixtures.plugin.collector import process_started; print(process_started())"],
+                           capture_output=True, text=True, check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    started = float(child.stdout)
+    assert mine < started <= time.time() and time.time() - started < 60
