@@ -41,6 +41,7 @@ def test_a_device_compile_does_not_answer_for_the_host_views(compiled_by_memspac
     assert cache.compile(_case(), *device).ptx == "// pointers: gmem"
     assert cache.on_host(_case()).ptx == "// pointers: generic"
     assert compiled_by_memspace == ["gmem", "generic"]
+    assert cache.compiles == {_case().signature: 2}  # per signature, as the gpu tier's tests count them
 
 
 def test_each_signature_and_memory_space_compiles_once(compiled_by_memspace):
