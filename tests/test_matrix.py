@@ -548,3 +548,15 @@ def test_plan_params_sample_the_plan_where_asked():
     full, sampled = plan_params("compile", BUILT_IN_STAGES), plan_params("compile", BUILT_IN_STAGES, sample=True)
     assert [p.id for p in sampled] == [c.id for c in matrix.pairs_sample(matrix.cases("compile"))]
     assert {p.id for p in sampled} < {p.id for p in full}
+
+
+def test_a_stage_registered_again_gets_cases_of_its_own():
+    """A user's stage registered by a second run in one process equals the first's record without
+    being it: its cases hold the new record (the start's compile finds them by identity)."""
+    first = replace(BUILT_IN_STAGES["naive"], name="mine", registered=True)
+    second = replace(first)
+    assert first == second and first is not second
+    for stage in (first, second):
+        mine = [c for c in matrix.cases("gpu", with_registered([stage])) if c.stage.name == "mine"]
+        assert mine and all(c.stage is stage for c in mine)
+    assert matrix.cases("gpu") is not matrix.cases("gpu") and matrix.cases("gpu") == matrix.cases("gpu")
