@@ -26,7 +26,7 @@ REPRODUCER = {
     "Uint8 to BFloat16 kills the process": "u8_to_bf16_crash_43.py",
     "Int8 to fp8 reads the integer's bits": "int8_to_fp8_bits.py",
     ".to(TFloat32) keeps every float32 bit": "tf32_no_rounding.py",
-    "Float64 to BFloat16 calls libgcc's __truncdfbf2": "host_f64_to_bf16_link.py",
+    "Float64 to BFloat16 calls libgcc's __truncdfbf2": "host_narrowing_link.py",
 }
 HARNESS = {"fixtures", "reports", "suites", "tests", "cute_dsl_harness", "conftest"}
 

@@ -72,21 +72,23 @@ def _host_limitation(case_id: str) -> str | None:
 
 @pytest.mark.parametrize("narrowing", ["instruction", "libgcc", "none", "unmeasured"])
 def test_the_narrowing_limitations_follow_how_the_host_narrows(monkeypatch, narrowing):
-    """Where libgcc lacks the call: exactly the cases that failed to link there are the link
-    limitation's (the others held first); where it has it, they are skipped (process-dependent);
-    the flush only where the CPU narrows itself; Float64 to Float16 run only there too."""
+    """Without the CPU's instruction: exactly the cases that failed to link on the CPU machine are
+    the narrowing's (the others held first), a strict xfail where libgcc lacks the call, skipped
+    where it links by process; the flush only where the CPU narrows itself."""
     from fixtures.cases import host_cpu
 
     monkeypatch.setattr(host_cpu, "how", lambda _narrowing: narrowing)
     by_case = {c.id.removeprefix("semantics-"): sem.known(c, "host") for c in sem.cases()}
     reasons = {case: limitation.reason if limitation else "" for case, limitation in by_case.items()}
     linking = [case for case, reason in reasons.items() if "__truncsfbf2" in reason]
-    assert linking == (FAILED_TO_LINK_WITHOUT_NARROWING if narrowing in ("none", "libgcc") else [])
-    if linking:
-        assert {by_case[case].fails_as for case in linking} == {"error" if narrowing == "none" else "process-dependent"}
+    calls = narrowing in ("none", "libgcc")
+    assert linking == (FAILED_TO_LINK_WITHOUT_NARROWING if calls else [])
     assert all("__truncsfbf2" not in reasons[case] for case in HELD_BY_ANOTHER)
     assert ("flushes BFloat16 subnormals" in reasons["add-bf16-tensor"]) == (narrowing == "instruction")
-    assert ("__truncdfhf2" in reasons["to-f16-f64"]) == (narrowing in ("libgcc", "none"))
+    assert ("__truncdfhf2" in reasons["to-f16-f64"]) == calls
+    if calls:  # never links: a strict xfail; links by process: skipped
+        fails_as = {"none": "error", "libgcc": "process-dependent"}[narrowing]
+        assert {by_case[case].fails_as for case in [*linking, "to-f16-f64"]} == {fails_as}
     assert reasons["neg-bf16"] == reasons["to-f32-bf16"] == reasons["to-f16-f32"] == ""
 
 
