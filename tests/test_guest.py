@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -42,7 +41,8 @@ OTHER_PROJECT = {
         "    loaded = sorted(m for m in sys.modules if m.split('.')[0] in watched)\n"
         "    with open(os.environ['GUEST_PROBE'], 'w') as probe:\n"
         "        json.dump({'modules': loaded, 'plugins': sorted(name for name, _ in config.pluginmanager.list_name_plugin()\n"
-        "                                                         if not name.isdigit())}, probe)\n"),
+        "                                                         if not name.isdigit()),\n"
+        "                   'top_modules': sorted({m.split('.')[0] for m in sys.modules})}, probe)\n"),
     "tests/test_other.py": (
         "import pytest\nimport reports\nfrom fixtures.data import VALUE\n\n\n"
         "def test_its_own_reports():\n    assert reports.MINE\n\n\n"
@@ -62,7 +62,6 @@ NAMESAKE_PACKAGE = {
     "reports/__init__.py": "OWNER = 'namesake'\n",
     "fixtures/__init__.py": "OWNER = 'namesake'\n",
 }
-RUNS = 5  # runs of each project in each environment, interleaved; the fastest of each compared
 
 
 def write_tree(folder: Path, files: dict[str, str]) -> Path:
@@ -99,21 +98,16 @@ def pip(python: Path, *args: str) -> None:
 
 def run_pytest(python: Path, project: Path, probe: Path, *args: str) -> dict:
     """One ``python -m pytest`` run of ``project``: its status, output (timings and paths made
-    neutral), files, loaded modules and plugins, and CPU seconds."""
+    neutral), files, loaded modules (the watched ones, and every top-level name) and plugins."""
     for cache in [project / ".pytest_cache", *project.rglob("__pycache__")]:
         shutil.rmtree(cache, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "CUTE_DSL_"))}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run([python, "-m", "pytest", "-p", "no:randomly", *args], cwd=project, capture_output=True,
                           text=True, env={**env, "GUEST_PROBE": str(probe)}, timeout=300)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    # the run's CPU time: what the harness would add, and what a loaded machine (CI's) moves far less than wall time
-    seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     output = re.sub(r"\d+\.\d+s", "Ts", (done.stdout + done.stderr).replace(str(project), "PROJECT"))
     files = sorted(str(p.relative_to(project)) for p in project.rglob("*")
                    if "__pycache__" not in p.parts and ".pytest_cache" not in p.parts)
-    return {"status": done.returncode, "output": output, "files": files, **json.loads(probe.read_text()),
-            "seconds": seconds}
+    return {"status": done.returncode, "output": output, "files": files, **json.loads(probe.read_text())}
 
 
 def differences(without: dict, with_harness: dict) -> list[str]:
@@ -125,33 +119,29 @@ def file_hashes(root: Path, names: list[str]) -> dict[str, str]:
     return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in names if (root / name).is_file()}
 
 
-def compare_projects(tmp_path: Path, harness: Path) -> tuple[dict, dict, Path]:
-    """Each project run ``RUNS`` times in an environment without the harness and in one with
-    ``harness`` installed editable, interleaved: (differences per project, fastest CPU seconds per
-    side, the hosting environment's python)."""
+def compare_projects(tmp_path: Path, harness: Path) -> tuple[dict, set, Path]:
+    """Each project run in an environment without the harness and in one with ``harness`` installed
+    editable: (differences per project, the top-level modules only the hosted runs loaded, the
+    hosting environment's python)."""
     bare = environment(tmp_path / "bare")
     hosted = environment(tmp_path / "hosted")
     pip(hosted, "install", "--no-deps", "-e", str(harness))
     projects = {"other": write_tree(tmp_path / "other", OTHER_PROJECT),
                 "all-skipped": write_tree(tmp_path / "quiet", ALL_SKIPPED_PROJECT)}
     (tmp_path / "quiet" / "conftest.py").write_text(OTHER_PROJECT["conftest.py"].replace("    parser.addoption('--gpus', default='all')\n", "    pass\n"))
-    found, fastest = {}, {"bare": [], "hosted": []}
+    found, only_hosted = {}, set()
     for name, project in projects.items():
-        runs = {"bare": [], "hosted": []}
-        for _ in range(RUNS if name == "other" else 1):
-            for side, python in (("bare", bare), ("hosted", hosted)):
-                runs[side].append(run_pytest(python, project, tmp_path / "probe.json", "-q"))
-        found[name] = differences(runs["bare"][0], runs["hosted"][0])
-        fastest["bare"].append(min(r["seconds"] for r in runs["bare"]))
-        fastest["hosted"].append(min(r["seconds"] for r in runs["hosted"]))
-    return found, {side: sum(times) for side, times in fastest.items()}, hosted
+        without, with_harness = (run_pytest(python, project, tmp_path / "probe.json", "-q") for python in (bare, hosted))
+        found[name] = differences(without, with_harness)
+        only_hosted |= set(with_harness["top_modules"]) ^ set(without["top_modules"])
+    return found, only_hosted, hosted
 
 
 def test_another_projects_run_is_the_same_with_the_harness_installed(tmp_path):
-    found, seconds, hosted = compare_projects(tmp_path, ROOT)
+    found, only_hosted, hosted = compare_projects(tmp_path, ROOT)
     assert found == {"other": [], "all-skipped": []}
-    # nothing of the harness runs, so the only cost is the editable install's finder at start-up
-    assert seconds["hosted"] <= 1.10 * seconds["bare"], seconds
+    # nothing of the harness runs: the one module more is the editable install's finder, which its .pth loads
+    assert len(only_hosted) == 1 and next(iter(only_hosted)).startswith("__editable__"), only_hosted
 
     # uninstalling it, over another distribution that owns packages named as its folders, leaves those whole
     namesake = write_tree(tmp_path / "namesake", NAMESAKE_PACKAGE)
@@ -181,3 +171,16 @@ def test_a_harness_that_registers_itself_is_caught(tmp_path):
                                             '"fixtures.plugin.hooks" = "fixtures.plugin.hooks"\n')
     found, _, _ = compare_projects(tmp_path, planted)
     assert found["other"] and found["all-skipped"], found
+
+
+def test_a_harness_that_imports_at_start_is_caught(tmp_path, monkeypatch):
+    """The planted defect: the install adds a ``.pth`` that imports a module at every start, which
+    changes no output, file or plugin of the other project's run: only the modules tell."""
+    def install_with_a_hook(python: Path, *args: str) -> None:
+        pip_as_is(python, *args)
+        (purelib(python) / "zz_planted.pth").write_text("import colorsys\n")
+
+    pip_as_is = pip
+    monkeypatch.setitem(globals(), "pip", install_with_a_hook)
+    found, only_hosted, _ = compare_projects(tmp_path, ROOT)
+    assert found == {"other": [], "all-skipped": []} and "colorsys" in only_hosted, (found, only_hosted)
