@@ -65,11 +65,6 @@ FAILED_TO_LINK_WITHOUT_NARROWING = (
 HELD_BY_ANOTHER = "erf-bf16 erfc-bf16 asinh-bf16 acosh-bf16 atanh-bf16 cbrt-bf16 to-bf16-e4m3 to-bf16-e5m2 to-bf16-i8 to-bf16-f64".split()
 
 
-def _host_limitation(case_id: str) -> str | None:
-    limitation = sem.known(sem.case_by_id(f"semantics-{case_id}"), "host")
-    return limitation and limitation.reason
-
-
 @pytest.mark.parametrize("narrowing", ["instruction", "libgcc", "none", "unmeasured"])
 def test_the_narrowing_limitations_follow_how_the_host_narrows(monkeypatch, narrowing):
     """Without the CPU's instruction: exactly the cases that failed to link on the CPU machine are
