@@ -28,6 +28,7 @@ STAGE_MODULES = {
         "import cutlass.cute as cute\nfrom fixtures.dsl.kernels import register\n\n"
         "@register('three_args')\n@cute.jit\ndef three_args(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor):\n    pass\n"
     ),
+    "registers_nothing": "import cutlass.cute as cute\n\nSPEED = 1\n",
     "not_jit": (
         "from fixtures.dsl.kernels import register\n\n"
         "@register('not_jit')\ndef not_jit(mA, mB, mC, stream):\n    mC[0, 0] = mA[0, 0] + mB[0, 0]\n"
@@ -67,6 +68,9 @@ def leftovers(project) -> list[str]:
                      id="stage-name-taken"),
         pytest.param(("--stage-module", "no_such_module"),
                      "ERROR: --stage-module no_such_module: ModuleNotFoundError: No module named 'no_such_module'", id="stage-missing"),
+        pytest.param(("--stage-module", "registers_nothing"),
+                     "ERROR: --stage-module registers_nothing: registers no stage (decorate each kernel with @register('name')",
+                     id="stage-none-registered"),
         pytest.param(("--stage-module", "three_arguments"),
                      "ERROR: --stage-module three_arguments: ValueError: stage 'three_args': three_args must take (mA, mB, mC, stream)",
                      id="stage-signature"),
@@ -161,6 +165,7 @@ IMPORT_PROBE = (
         pytest.param(("--fault-storm=-1",), id="fault-storm"),
         pytest.param(("--stage-module=./examples/my_stages.py",), id="stage-path"),
         pytest.param(("--stage-module=nosuch/mod.py",), id="stage-path-missing"),
+        pytest.param(("--stage-module=no_such_module",), id="stage-missing"),
         pytest.param(("--sanitize=bogus",), id="sanitize"),
         pytest.param(("--plan-sample=",), id="plan-sample"),
     ],
