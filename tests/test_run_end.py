@@ -277,6 +277,10 @@ import os
 
 if "PYTEST_XDIST_WORKER" in os.environ:
     raise ImportError("not on this worker's path")
+
+from fixtures.dsl.kernels import register, vectorized
+
+register("my_vec")(vectorized.vectorized_elementwise_add)  # the controller's: a module must register a stage
 """
 
 
