@@ -48,8 +48,13 @@ def torch_add_case(dtype: str, shape) -> str:
 EXTENSION_COMPILER, LEGACY_COMPILER = "extension", "legacy"  # the fingerprint's compiler, the two lanes
 NO_GPU = "no GPU"  # the fingerprint's gpu on a machine without one
 
-# a run whose plans were sampled says so in its selection and its verdict line
-PAIRS_SAMPLE = "--plan-sample pairs"
+# a run whose plans were sampled says so in its selection and its verdict line, by the sample's name
+PLAN_SAMPLE = "--plan-sample "
+PLAN_SAMPLES = {  # --plan-sample's values (fixtures.cases.matrix.cases takes them), and what each runs
+    "all": "every case of each plan",
+    "pairs": "each plan's strength-2 sample, not all its cases",
+    "gate": "the gpu plan's sample by where defects live, the others' strength-2 samples, not all their cases",
+}
 
 
 @dataclass(frozen=True)

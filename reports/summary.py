@@ -18,7 +18,8 @@ from reports.model import (
     LOST,
     NO_GPU,
     OUTCOMES,
-    PAIRS_SAMPLE,
+    PLAN_SAMPLE,
+    PLAN_SAMPLES,
     STORM,
     TIERS as TIER_ORDER,
     BandwidthRecord,
@@ -79,8 +80,9 @@ def verdict(run: RunResult) -> str:
     parts = [head, "ran: " + (", ".join(f"{t} {n}" for t, n in ran) or "nothing")]
     if skipped:
         parts.append("not run: " + "; ".join(f"{t} ({n} skipped: {why})" for t, n, why in skipped))
-    if PAIRS_SAMPLE in run.selection:
-        parts.append(f"plans sampled ({PAIRS_SAMPLE}): each plan's strength-2 sample, not all its cases")
+    sampled = next((name for name in PLAN_SAMPLES if PLAN_SAMPLE + name in run.selection), "all")
+    if sampled != "all":
+        parts.append(f"plans sampled ({PLAN_SAMPLE}{sampled}): {PLAN_SAMPLES[sampled]}")
     if not any(t == "bench" for t, _ in ran):
         parts.append("bandwidth: not measured")
     parts.append(_gpus_in_use(run))

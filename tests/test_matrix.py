@@ -448,12 +448,14 @@ def _known(case) -> bool:
 
 
 def test_the_gate_sanitizer_sample_is_every_placement_class_of_every_stage_outside_known_limitations(monkeypatch):
-    """Each stage's offset, strided, broadcast, column-major and in-place case, every dtype in
-    turn, none a known defect: a read before or past any operand shows to the tool."""
+    """Each stage's offset case at every element width and its strided, broadcast, column-major
+    and in-place case at the narrowest, the dtypes of a width in turn, none a known defect: a read
+    before or past any operand, by a whole word of a narrow type too, shows to the tool."""
     _with_release(monkeypatch, "4.8.1")
     cases = matrix.gate_sanitize_cases(ruled_out=_known)
-    assert [(c.stage.name, matrix.placement_class(c)) for c in cases] == [
-        (stage, cls) for stage in BUILT_IN_STAGES for cls in matrix.GATE_SANITIZE_CLASSES]
+    assert [(c.stage.name, matrix.placement_class(c), c.dtype.bytes) for c in cases] == [
+        (stage, cls, width) for stage in BUILT_IN_STAGES for cls in matrix.GATE_SANITIZE_CLASSES
+        for width in (matrix.WIDTHS if cls == "offset" else (1,))]
     assert not [c for c in cases if _known(c)]
     assert not [c for c in cases if matrix.outside_domain(c)]
     assert all(matrix.case_from_id(c.id).id == c.id for c in cases)  # the child finds each by its id
@@ -544,8 +546,34 @@ def test_a_sample_one_case_short_misses_a_pair():
     assert any(_axis_pairs(sample[:i] + sample[i + 1:]) != _axis_pairs(sample) for i in range(len(sample)))
 
 
+def _risks(cases, name: str) -> set:
+    return {key for c in cases for key in matrix.gate_risks(c) if key[0] == name}
+
+
+def test_the_gates_sample_holds_every_pair_and_every_risk_the_gpu_plan_holds():
+    """``--plan-sample gate``: the gpu plan's own cases, every pair and every ``GATE_RISKS`` key
+    of the whole plan still held (each stage's operand triples, dtype x family, large and empty
+    layouts); the other plans' strength-2 samples."""
+    cases, sample = matrix.cases("gpu"), matrix.cases("gpu", sample="gate")
+    assert set(sample) <= set(cases) and len(sample) < len(cases) / 2
+    assert [c.id for c in sample] == [c.id for c in cases if c in set(sample)], "in the plan's order"
+    assert _axis_pairs(sample) == _axis_pairs(cases)
+    for name in matrix.GATE_RISKS:
+        assert _risks(sample, name) == _risks(cases, name), name
+    assert len(_risks(cases, "placements")) > 600  # every stage's triples and in-place calls: the bulk of it
+    for plan in ("compile", "bench"):
+        assert matrix.cases(plan, sample="gate") == matrix.pairs_sample(matrix.cases(plan))
+
+
+def test_the_gates_sample_one_case_short_misses_a_pair_or_a_risk():
+    sample = matrix.cases("gpu", sample="gate")
+    held = [_axis_pairs([c]) | matrix.gate_risks(c) for c in sample]
+    everything = set().union(*held)
+    assert any(set().union(*(held[:i] + held[i + 1:])) != everything for i in range(len(sample)))
+
+
 def test_plan_params_sample_the_plan_where_asked():
-    full, sampled = plan_params("compile", BUILT_IN_STAGES), plan_params("compile", BUILT_IN_STAGES, sample=True)
+    full, sampled = plan_params("compile", BUILT_IN_STAGES), plan_params("compile", BUILT_IN_STAGES, sample="pairs")
     assert [p.id for p in sampled] == [c.id for c in matrix.pairs_sample(matrix.cases("compile"))]
     assert {p.id for p in sampled} < {p.id for p in full}
 

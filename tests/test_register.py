@@ -81,6 +81,13 @@ def test_a_registered_stage_is_compiled_in_every_layout_and_benched_in_compact()
     assert benched == {f"my_kernel-{d}-align16-compact-{s}" for d in matrix.ARITHMETIC_DTYPES for s in ("16384x8192", "256x4096")}
 
 
+def test_a_registered_stage_is_held_to_torch_add_only_where_it_declares_a_floor():
+    """The bench tier's ratio to torch.add fails the tuned stage below its floor, a registered
+    one only below the floor it declares (``suites/bench/test_tuned_vs_torch.py``)."""
+    assert registered("my_kernel")["my_kernel"].torch_add_floor is None
+    assert registered("my_kernel", torch_add_floor=0.8)["my_kernel"].torch_add_floor == 0.8
+
+
 def test_one_bench_layout_may_be_named_without_a_tuple():
     stages = registered("my_kernel", bench_layouts="colmajor")
     assert {c.layout for c in matrix.cases("bench", stages) if c.stage.name == "my_kernel"} == {"colmajor"}
@@ -99,6 +106,7 @@ def test_bench_layouts_add_the_layouts_the_kernel_is_meant_for():
         pytest.param({"vector_bytes": 3}, "vector_bytes=3 is not an access width", id="vector-bytes"),
         pytest.param({"bench_layouts": ("rowmajor",)}, "bench_layouts \\('rowmajor',\\): layouts are static", id="bench-layout"),
         pytest.param({"bench_layouts": ()}, "bench_layouts \\(\\): layouts are", id="no-bench-layout"),
+        pytest.param({"torch_add_floor": 0}, "torch_add_floor=0 is not a ratio", id="torch-add-floor"),
     ],
 )
 def test_a_declaration_that_cannot_hold_is_refused(kwargs, message):

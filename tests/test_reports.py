@@ -14,7 +14,7 @@ from fixtures.plugin import collector
 
 from reports import atomic, baseline, summary
 from reports.model import (
-    PAIRS_SAMPLE,
+    PLAN_SAMPLE,
     SCHEMA,
     TIERS,
     ApiDrift,
@@ -391,9 +391,9 @@ def test_verdict_opens_with_how_the_run_ended(run, changes, head):
 
 
 def test_a_sampled_runs_verdict_says_so(run):
-    run.selection = f"-m 'compile' {PAIRS_SAMPLE}"
+    run.selection = f"-m 'compile' {PLAN_SAMPLE}pairs"
     assert summary.verdict(run) == ("FAILED: 3 of 8 cases need a human · ran: host 3, compile 2, gpu 1 · plans sampled "
-                                    f"({PAIRS_SAMPLE}): each plan's strength-2 sample, not all its cases · "
+                                    f"({PLAN_SAMPLE}pairs): each plan's strength-2 sample, not all its cases · "
                                     "bandwidth: not measured · GPU: no GPU")
 
 

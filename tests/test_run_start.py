@@ -81,8 +81,8 @@ def leftovers(project) -> list[str]:
                      "ERROR: --explore many: expected a whole number of fresh cases to draw a stage (e.g. --explore 200)",
                      id="explore-not-a-number"),
         pytest.param(("--plan-sample", "pair"),
-                     "ERROR: --plan-sample pair: expected all (every case of each plan) or pairs (each plan's strength-2 "
-                     "sample, what CI runs)", id="plan-sample"),
+                     "ERROR: --plan-sample pair: expected all (every case of each plan), pairs (each plan's strength-2 "
+                     "sample, what CI runs) or gate (the GPU gate's sample, docs/ci.md)", id="plan-sample"),
         pytest.param(("--fault-storm", "0"),
                      "ERROR: --fault-storm 0: expected a number of device faults, at least 1, that stop launches on a GPU "
                      "within 120 s, or off (the gate's is 3)", id="fault-storm-zero"),

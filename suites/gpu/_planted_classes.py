@@ -9,6 +9,7 @@ otherwise, empty tensors laid out otherwise), the cases that catch it are the gp
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cuda.bindings.driver as cuda
@@ -16,6 +17,7 @@ import cutlass
 import cutlass.cute as cute
 
 from fixtures.cases import limitations, matrix
+from fixtures.cases.geometry import VECTOR_BYTES
 from fixtures.cases.matrix import Case
 from fixtures.cases.ops import ADD
 from fixtures.cases.stages import Stage, with_registered
@@ -216,16 +218,30 @@ def transposing_path(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: 
 @dataclass(frozen=True)
 class PlantedClass:
     """A wrong stage, the id word of the class it is wrong on (for a planted read, the kind the
-    sanitizer names), and cases of that class where it must be caught (the rest must pass)."""
+    sanitizer names), cases of that class where it must be caught (the rest must pass), and
+    where it is wrong as a rule over cases (``shows``: held against ``caught`` and ``passes``,
+    which the GPU proves, by ``tests/test_planted_in_plan.py``, and what a sample must keep)."""
 
     stage: Stage
     word: str
     caught: tuple[str, ...]  # ids, with ``{stage}`` for the stage's name
     passes: tuple[str, ...]
+    shows: Callable[[Case], bool]
 
     def cases(self, ids: tuple[str, ...]) -> list[Case]:
         """The cases ``ids`` name, run by this stage."""
         return [dataclasses.replace(matrix.case_from_id(i.format(stage="naive")), stage=self.stage) for i in ids]
+
+
+def _differs(case: Case, x: str, y: str) -> bool:
+    """Whether operands ``x`` and ``y`` place some element of a non-empty case apart (their strides
+    differ on a mode longer than one)."""
+    (m, n), sx, sy = case.shape, case.strides(x), case.strides(y)
+    return m * n > 0 and ((m > 1 and sx[0] != sy[0]) or (n > 1 and sx[1] != sy[1]))
+
+
+def _row_major(case: Case, op: str) -> bool:
+    return case.strides(op) == (case.shape[1], 1)
 
 
 def _planted(name: str, launch) -> Stage:
@@ -264,6 +280,7 @@ PLANTED_CLASSES = (
         "a_colmajor",
         caught=("{stage}-fp16-align16-static-a_colmajor-128x2048", "{stage}-i32-natural-dynamic-a_colmajor-97x101"),
         passes=BEFORE + ("{stage}-fp16-align16-static-b_colmajor-128x2048", "{stage}-fp16-align16-static-c_is_b-97x101"),
+        shows=lambda case: _differs(case, "a", "c"),
     ),
     PlantedClass(
         _planted("staged_in_output", staged_in_output),
@@ -271,6 +288,7 @@ PLANTED_CLASSES = (
         caught=("{stage}-fp16-align16-static-c_is_b-97x101", "{stage}-i32-natural-dynamic-c_is_b-1000x1003"),
         passes=BEFORE + ("{stage}-fp16-align16-static-c_is_a-97x101", "{stage}-fp16-align16-static-a_is_b-97x101",
                          "{stage}-bf16-align16-dynamic-a_colmajor-b_rowbcast-c_strided-97x101"),
+        shows=lambda case: case.alias == "c_is_b" and 0 not in case.shape,
     ),
 )
 
@@ -284,20 +302,26 @@ PLANTED_TRIPLE = PlantedClass(
     passes=BEFORE + ("{stage}-fp16-align16-bcast-97x101", "{stage}-fp16-align16-static-a_offset-b_rowbcast-c_strided-97x101",
                      "{stage}-bf16-align16-dynamic-b_colbcast-c_strided-1000x1003", "{stage}-i32-align16-dynamic-b_rowbcast-c_offset-97x101",
                      "{stage}-fp32-align16-static-a_strided-b_rowbcast-c_strided-64x1003", "{stage}-i8-align16-static-b_rowbcast-c_strided-1x4096"),
+    shows=lambda case: (_operands(case) == KEYED_TRIPLE and case.shape[0] > 1 and case.shape[1] > 0
+                        and case.assumed_align("a") == VECTOR_BYTES),
 )
 
 # past the 32-bit limits: the word is the large shape that crosses each one
 _INT32_OFF_CONTIGUOUS = _planted("int32_off_the_contiguous_path", int32_off_the_contiguous_path)
 PLANTED_LARGE = (
     PlantedClass(_planted("flat_int32_index", flat_int32_index), "32832x65536",
-                 caught=("{stage}-i8-align16-static-32832x65536",), passes=BEFORE),
+                 caught=("{stage}-i8-align16-static-32832x65536",), passes=BEFORE,
+                 shows=lambda case: case.shape[0] * case.shape[1] > 2**31 - 1),
     PlantedClass(_planted("rows_on_grid_y", rows_on_grid_y), "65600x1024",
-                 caught=("{stage}-fp16-align16-static-65600x1024",), passes=BEFORE),
+                 caught=("{stage}-fp16-align16-static-65600x1024",), passes=BEFORE,
+                 shows=lambda case: case.shape[0] > 65535 and case.shape[1] > 0),
     # caught by the plan's large cases laid out otherwise; exact on its row-major and in-place ones
     PlantedClass(_INT32_OFF_CONTIGUOUS, "32832x65536",
                  caught=in_gpu_plan(_INT32_OFF_CONTIGUOUS, lambda case: case.shape == matrix.HUGE and case.operands),
                  passes=BEFORE + in_gpu_plan(_INT32_OFF_CONTIGUOUS, lambda case: case.shape == matrix.HUGE
-                                             and not case.operands and case.dtype.id != "fp32")),
+                                             and not case.operands and case.dtype.id != "fp32"),
+                 shows=lambda case: (not all(_row_major(case, op) for op in "abc")
+                                     and any(matrix.stored_elements(case, op) > 2**31 for op in "abc"))),
 )
 
 # empty tensors (a dynamic layout: a static empty one is refused before launch by most kernels);
@@ -306,6 +330,7 @@ PLANTED_EMPTY = PlantedClass(
     _planted("first_element_peeled", first_element_peeled), "empty",
     caught=("{stage}-fp16-align16-dynamic-0x2048",),  # one: each costs a fault, and faults take turns
     passes=BEFORE + ("{stage}-fp16-align16-dynamic-1x1",),
+    shows=lambda case: 0 in case.shape and case.mode != "static",
 )
 
 
@@ -323,6 +348,7 @@ PLANTED_EMPTY_LAYOUTS = PlantedClass(
     passes=BEFORE + ("{stage}-fp16-align16-dynamic-a_colmajor-b_rowbcast-97x101", "{stage}-bf16-align16-static-a_colbcast-c_strided-1000x1003")
     + in_gpu_plan(_TRANSPOSING, lambda case: case.family == "empty" and case.dtype.id == "fp16"
                   and not (case.operands or case.alias) and not limitations.known(case, "gpu")),
+    shows=_transposing_without_columns,
 )
 
 

@@ -90,6 +90,39 @@ def head_underread(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cu
     )
 
 
+@cute.kernel
+def _word_read_kernel(gA: cute.Tensor, gB: cute.Tensor, gC: cute.Tensor, zero: cutlass.Int32):
+    """One thread per element, by coordinate, each A element read through the aligned 32-bit word
+    that holds it (all of the word's lanes loaded, lane picks dropped where ``zero``, never 0 at
+    run time, is not): a word of a narrow type reaches before a view whose base is off the word's
+    alignment, and past one whose end is."""
+    tidx, _, _ = cute.arch.thread_idx()
+    bidx, _, _ = cute.arch.block_idx()
+    i = bidx * THREADS + tidx
+    m, n = gC.shape
+    if i < m * n:
+        row, col = i // n, i % n
+        lanes = max(1, 4 * 8 // gA.element_type.width)
+        address = (gA.iterator + cute.crd2idx((row, col), gA.layout)).toint()
+        word = cute.make_ptr(gA.element_type, address - address % 4, cute.AddressSpace.gmem, assumed_align=4)
+        lanes_read = cute.make_tensor(word, cute.make_layout(lanes)).load()
+        a = gA[row, col]
+        if zero != 0:
+            for k in cutlass.range_constexpr(lanes):
+                a = a + lanes_read[k].to(gA.element_type)
+        gC[row, col] = a + gB[row, col]
+
+
+@cute.jit
+def word_read(mA: cute.Tensor, mB: cute.Tensor, mC: cute.Tensor, stream: cuda.CUstream):
+    """Reads each A element through its aligned 32-bit word (a narrow type's common trick)."""
+    m, n = mC.shape
+    zero = cutlass.Int32(mA.iterator.toint() >> 62)  # 0 for every user-space address; the compiler cannot know it
+    _word_read_kernel(mA, mB, mC, zero).launch(
+        grid=((m * n + THREADS - 1) // THREADS, 1, 1), block=(THREADS, 1, 1), stream=stream
+    )
+
+
 PLANTED_READS = (
     PlantedClass(
         bind(Stage("planted_tail_overread", ADD), tail_overread),
@@ -99,6 +132,8 @@ PLANTED_READS = (
         # row-major and row-pitched only: a column-major operand's vector runs down a column
         passes=("{stage}-fp16-align16-static-128x2048", "{stage}-bf16-natural-dynamic-1000x1003",
                 "{stage}-fp16-natural-strided-97x101"),
+        shows=lambda case: (case.shape[1] % case.dtype.vector != 0 and 0 not in case.shape
+                            and all(case.strides(op)[1] == 1 for op in "abc")),
     ),
     PlantedClass(
         bind(Stage("planted_head_underread", ADD), head_underread),
@@ -109,6 +144,20 @@ PLANTED_READS = (
         # A aligned: no pair read
         passes=("{stage}-fp16-align16-static-128x2048", "{stage}-bf16-natural-dynamic-97x101",
                 "{stage}-fp32-align16-dynamic-b_offset-c_offset-97x101"),
+        shows=lambda case: case.base_offset("a") > 0 and 0 not in case.shape,
+    ),
+    PlantedClass(
+        bind(Stage("planted_word_read", ADD), word_read),
+        "out-of-bounds read",
+        # a 1- or 2-byte A one element past a 16-byte boundary: its first word starts before it
+        caught=("{stage}-i8-align16-dynamic-a_offset-b_offset-c_offset-97x101",
+                "{stage}-fp16-align16-dynamic-a_offset-b_offset-c_offset-97x101"),
+        # a 4-byte A, or a narrow one whose first and last words are its own
+        passes=("{stage}-fp32-align16-dynamic-a_offset-b_offset-c_offset-97x101", "{stage}-i8-align16-static-128x2048",
+                "{stage}-fp16-align16-dynamic-b_offset-c_offset-100x2048"),
+        shows=lambda case: case.dtype.bytes < 4 and 0 not in case.shape and (
+            case.base_offset("a") * case.dtype.bytes % 4 != 0
+            or (case.base_offset("a") + matrix.stored_elements(case, "a")) * case.dtype.bytes % 4 != 0),
     ),
 )
 

@@ -3,7 +3,8 @@ only what lies inside, and one that reads a misaligned tensor's first element th
 pair that holds it, pass the ordinary gpu tier (the stray read lands in a guard band and is
 dropped) and fail under compute-sanitizer (``--sanitize``) with the read named, past the end or
 before the start of the operand (``_planted_reads.py``). The gate's own sample, without
-``--sanitize``, catches the read before an operand at an offset placement."""
+``--sanitize``, catches the read before an operand at an offset placement, and a narrow type's
+element read through the aligned word that holds it."""
 
 import pytest
 
@@ -14,6 +15,7 @@ from fixtures.plugin import run_state
 from suites.gpu._planted_reads import PLANTED_READS
 
 HEAD_UNDERREAD = next(p for p in PLANTED_READS if p.stage.name == "planted_head_underread")
+WORD_READ = next(p for p in PLANTED_READS if p.stage.name == "planted_word_read")
 
 pytestmark = pytest.mark.gpu
 
@@ -43,16 +45,33 @@ def test_a_kernel_that_reads_past_its_tensors_is_caught_by_the_sanitizer(planted
         sanitize.run(case.id, "memcheck", [], pytestconfig.getoption("--require-gpu"), lookup="suites.gpu._planted_reads")
 
 
-@pytest.mark.timeout(canary.TIMEOUT_S + 30)
-def test_the_gates_memcheck_sample_catches_a_read_before_an_offset_operand(pytestconfig):
-    """The default command's sample of a stage that reads the element before A wherever A's base
-    is one element past a 16-byte boundary: its offset case fails, named, and only that case."""
+def _gate_sample_under_memcheck(planted) -> tuple[list, str]:
+    """The gate's memcheck sample of ``planted``'s stage, run as the default command runs it: the
+    sample, and the first line of what the tool found."""
     if sanitizer.find_tool() is None:
         pytest.skip("compute-sanitizer not found on PATH or in /usr/local/cuda: the gate's sanitizer sample does not run")
-    sample = matrix.gate_sanitize_cases({HEAD_UNDERREAD.stage.name: HEAD_UNDERREAD.stage})
+    sample = matrix.gate_sanitize_cases({planted.stage.name: planted.stage})
     assert {matrix.placement_class(c) for c in sample} == set(matrix.GATE_SANITIZE_CLASSES)
-    (offset,) = [c for c in sample if matrix.placement_class(c) == "offset"]
     with pytest.raises(failures.SanitizerFinding) as found:
         sanitize.run([c.id for c in sample], "memcheck", [], required=False, lookup="suites.gpu._planted_reads")
-    assert str(found.value).startswith(f"{offset.id}: memcheck: out-of-bounds read"), found.value
-    assert "before the start of operand a" in str(found.value) and "operand b" not in str(found.value).split("\n")[0]
+    return sample, str(found.value)
+
+
+@pytest.mark.timeout(canary.TIMEOUT_S + 30)
+def test_the_gates_memcheck_sample_catches_a_read_before_an_offset_operand():
+    """The default command's sample of a stage that reads the element before A wherever A's base
+    is one element past a 16-byte boundary: its first offset case fails, named."""
+    sample, found = _gate_sample_under_memcheck(HEAD_UNDERREAD)
+    offset = next(c for c in sample if matrix.placement_class(c) == "offset")
+    assert found.startswith(f"{offset.id}: memcheck: out-of-bounds read"), found
+    assert "before the start of operand a" in found and "operand b" not in found.split("\n")[0]
+
+
+@pytest.mark.timeout(canary.TIMEOUT_S + 30)
+def test_the_gates_memcheck_sample_catches_a_narrow_type_read_through_its_word():
+    """A stage reading each A element through its aligned 32-bit word: the sample's offset class
+    at a 1-byte width shows the word before A (at 4 or 8 bytes it is exact)."""
+    sample, found = _gate_sample_under_memcheck(WORD_READ)
+    narrow = next(c for c in sample if matrix.placement_class(c) == "offset" and c.dtype.bytes == 1)
+    assert found.startswith(f"{narrow.id}: memcheck: out-of-bounds read"), found
+    assert "operand a" in found.split("\n")[0]
