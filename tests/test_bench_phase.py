@@ -137,6 +137,32 @@ def test_an_early_process_that_ended_before_go_is_replayed_not_raised(tmp_path, 
     phase.early[0].process.wait()
     phase.defer(IDS)
     replayed = []
-    monkeypatch.setattr(phase, "replay", lambda stream, nodeids, status, gpu=None, process="bench": replayed.append((nodeids, status)))
+    monkeypatch.setattr(phase, "replay", lambda stream, nodeids, status, gpu=None, process="bench": replayed.append((nodeids, status)) or [])
     phase.run(SimpleNamespace(testscollected=0))
     assert replayed == [(IDS, 3)]
+
+
+@pytest.mark.parametrize("follower_reports", [True, False], ids=["measured", "crashed-too"])
+def test_a_serial_process_stopped_by_a_fault_is_followed_by_a_fresh_one_for_the_rest(tmp_path, monkeypatch, follower_reports):
+    """A fault in one stage's bench case stops its process after reporting it: a fresh process
+    measures the cases left, so they pass or fail on their own; what a follower too never
+    reports fails as not measured."""
+    config = _config(tmp_path, gpus=1)
+    config.pluginmanager = SimpleNamespace(get_plugin=lambda name: None)
+    failed = []
+    config.hook = SimpleNamespace(pytest_runtest_logreport=lambda report: failed.append(report.nodeid))
+    real_popen = subprocess.Popen
+    commands = []
+
+    def popen(command, pass_fds=(), **kwargs):
+        commands.append(command)
+        return real_popen([sys.executable, "-c", "import sys; sys.exit(1)"], pass_fds=pass_fds)
+
+    monkeypatch.setattr(bench_phase.subprocess, "Popen", popen)
+    phase = bench_phase.SerialPhase(config)
+    phase.defer(IDS)
+    unreported = {0: IDS[1:], 1: [] if follower_reports else IDS[1:]}  # the first reports IDS[0], then stops
+    monkeypatch.setattr(phase, "replay", lambda stream, nodeids, status, gpu=None, process="bench": unreported[len(commands) - 1])
+    phase.run(SimpleNamespace(testscollected=0))
+    assert len(commands) == 2 and commands[1][-len(IDS[1:]):] == IDS[1:] and IDS[0] not in commands[1]
+    assert failed == ([] if follower_reports else IDS[1:])
