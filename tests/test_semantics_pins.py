@@ -37,7 +37,7 @@ def test_a_pin_of_a_rule_holds_on_the_rule_and_one_with_values_on_every_value():
 
 
 def test_every_pin_names_a_subject_and_type_the_family_observes():
-    subjects = {m.subject for m in sem.MEANINGS} | {sem.FLOAT_TO_INT, sem.TO_FP8, sem.TO_WIDER_UNSIGNED, sem.ROUNDING}
+    subjects = {m.subject for m in sem.MEANINGS} | {sem.FLOAT_TO_INT, sem.TO_FP8, sem.TO_WIDER_UNSIGNED, sem.ROUNDING, sem.SIGNED_SHIFT}
     names = {t.cutlass for t in sem.TYPES.values()}
     for pin in sem.meaning_pins():
         assert pin.subject in subjects and pin.path in ("gpu", "host") and pin.line in ("4.3", "4.8"), pin
