@@ -26,4 +26,4 @@ def test_semantics_on_gpu(case, semantics_runner, request):
         found += run.meanings(case, "host", ops, host)
     request.node.user_properties.append((SEMANTICS_KEY, found))
     run.judge(case, found, *([lambda: run.check_paths_agree(case, ops, gpu, host, expected)] if host is not None else []),
-              lambda: run.check_against_reference(case, "GPU", ops, gpu, expected))
+              lambda: run.check_against_reference(case, "GPU", ops, gpu, expected), path="gpu", ops=ops, got=gpu)

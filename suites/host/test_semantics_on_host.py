@@ -20,7 +20,7 @@ def test_semantics_on_host(case, compared_on_the_gpu, semantics_runner, host_jit
     ops, got, expected = semantics_runner.run(case, "host")
     found = run.meanings(case, "host", ops, got)
     request.node.user_properties.append((SEMANTICS_KEY, found))
-    run.judge(case, found, lambda: run.check_against_reference(case, "host", ops, got, expected))
+    run.judge(case, found, lambda: run.check_against_reference(case, "host", ops, got, expected), path="host", ops=ops, got=got)
 
 
 def test_every_exported_numeric_type_is_covered_or_named():
