@@ -102,3 +102,15 @@ def test_the_pinned_exports_of_the_newest_line_are_what_this_install_exports():
         owner, _, attr = name.rpartition(".")
         root = {"cute": cute, "cute.math": cute.math, "cutlass": cutlass, "cute.ReductionOp": cute.ReductionOp}[owner]
         assert hasattr(root, attr), name
+
+
+def test_a_pinned_export_gone_under_a_known_new_spelling_is_a_rename_and_one_without_is_removed():
+    """4.6 renamed cute.make_fragment to cute.make_rmem_tensor (fixtures.dsl.compat knows both): drift;
+    a name no capability lists is a removal."""
+    from fixtures.dsl import compat
+
+    assert compat.renamed("cute.make_fragment") == "make_rmem_tensor"
+    assert compat.renamed("cute.math.erf") is None and compat.renamed("cute.make_rmem_tensor") is None
+    assert compat.exported("cute.ReductionOp.ADD") is not None
+    with pytest.raises(AttributeError):
+        compat.exported("cute.math.no_such_function")

@@ -4,8 +4,6 @@ under a spelling ``fixtures.dsl.compat`` knows (a rename: reported as drift); on
 spelling is red (removed). The other way, a name the release exports that no pin lists fails the
 host tier's covered-or-named tests (``suites/host/test_semantics_on_host.py``)."""
 
-import importlib
-
 import pytest
 
 from fixtures.cases import exports
@@ -14,30 +12,12 @@ from fixtures.dsl import compat
 pytestmark = pytest.mark.api
 
 
-def _resolve(name: str):
-    """``cute.math.erf``, ``cutlass.Int8``, ``cute.ReductionOp.ADD``: the object, or AttributeError."""
-    parts = name.split(".")
-    obj = importlib.import_module("cutlass.cute" if parts[0] == "cute" else "cutlass")
-    for part in parts[1:]:
-        obj = getattr(obj, part)
-    return obj
-
-
-def _renamed(name: str) -> str | None:
-    """The capability of ``fixtures.dsl.compat`` that knows ``name`` as a spelling and resolves to another."""
-    full = "cutlass." + name if name.startswith("cute.") else name
-    for capability in compat.CAPABILITIES.values():
-        if full in map(str, capability.spellings) and compat.resolution(capability.name).used not in (None, full):
-            return capability.name
-    return None
-
-
 @pytest.mark.parametrize("name", sorted(exports.pinned()))
 def test_pinned_export_is_here(name):
     try:
-        _resolve(name)
+        compat.exported(name)
     except (ImportError, AttributeError):
-        capability = _renamed(name)
+        capability = compat.renamed(name)
         if capability is None:
             pytest.fail(f"{name} ({exports.pinned()[name]}): exported by DSL {exports.pinned_line()} (pinned) and not by "
                         f"this release ({exports.releases.installed()}): removed (a rename would be a "
