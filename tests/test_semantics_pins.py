@@ -114,3 +114,31 @@ def test_a_pinned_export_gone_under_a_known_new_spelling_is_a_rename_and_one_wit
     assert compat.exported("cute.ReductionOp.ADD") is not None
     with pytest.raises(AttributeError):
         compat.exported("cute.math.no_such_function")
+
+
+def test_repin_pins_what_a_run_observed_and_says_each_change(tmp_path, capsys):
+    from fixtures.cases import repin
+
+    pins = tmp_path / "meanings.json"
+    pins.write_text((sem.PINS / "meanings.json").read_text())
+    run = _with_meaning("saturates: 172.0 -> 127", tmp_path / "run")
+    before = sem.Pin(**next(p for p in json.loads(pins.read_text())["pins"]
+                            if (p["line"], p["path"], p["type"]) == ("4.8", "gpu", "Float32 to Int8") and p["subject"] == sem.FLOAT_TO_INT))
+    assert repin.main([str(run), "--line", "4.8", "--seen", "a planted run"], pins) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["1 pins of DSL 4.8 changed (host CPU class: " + sem.host_cpu.conversion_class() + "):",
+                   f"4.8 gpu: {sem.FLOAT_TO_INT} (Float32 to Int8): '{before.meaning}' -> 'saturates: 172.0 -> 127'"]
+    after = json.loads(pins.read_text())["pins"]
+    assert len(after) == len(sem.meaning_pins())
+    assert dict(line="4.8", path="gpu", subject=sem.FLOAT_TO_INT, type="Float32 to Int8", meaning="saturates: 172.0 -> 127",
+                cpu="", seen="a planted run") in after
+
+
+def test_repin_refuses_a_run_it_cannot_read_in_one_line(tmp_path, capsys):
+    from fixtures.cases import repin
+
+    pins = tmp_path / "meanings.json"
+    pins.write_text((sem.PINS / "meanings.json").read_text())
+    assert repin.main([str(tmp_path / "missing"), "--line", "4.8"], pins) == repin.USAGE_ERROR
+    assert capsys.readouterr().err.startswith(f"repin: {tmp_path / 'missing'}: not a run's results.json (FileNotFoundError")
+    assert pins.read_text() == (sem.PINS / "meanings.json").read_text()
