@@ -142,3 +142,12 @@ def test_repin_refuses_a_run_it_cannot_read_in_one_line(tmp_path, capsys):
     assert repin.main([str(tmp_path / "missing"), "--line", "4.8"], pins) == repin.USAGE_ERROR
     assert capsys.readouterr().err.startswith(f"repin: {tmp_path / 'missing'}: not a run's results.json (FileNotFoundError")
     assert pins.read_text() == (sem.PINS / "meanings.json").read_text()
+
+
+def test_a_meaning_without_a_pin_is_a_warning_not_a_silent_pass():
+    from fixtures.dsl import semantics as run
+
+    found = [dict(subject=sem.FLOAT_TO_INT, type="Float16 to Int8", path="gpu", meaning="neither saturates nor wraps"),
+             dict(subject=sem.FLOAT_TO_INT, type="Float16 to Int128", path="gpu", meaning="wraps")]
+    with pytest.warns(run.MeaningNotPinned, match=r"\(Float16 to Int128\) has no pin for DSL 4\.8: 'wraps' reported, not judged"):
+        run.judge(FLOAT_TO_I8, found)
