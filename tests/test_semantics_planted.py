@@ -5,8 +5,11 @@ sources edited to change one operation's meaning each, and their ``RECORD`` rows
 match, so the install check passes and only the semantics family can see the edits. The host
 path's family is then red, each planted case's message naming the operation, the type and the
 path, and the cases of operations the edits leave alone pass. With the ``RECORD`` as shipped, the
-same copy stops at the install check (exit 6) naming the edited files. One child pytest for all
-edits, another stopped at start: about 11 s on 2 cores."""
+same copy stops at the install check (exit 6) naming the edited files. Four more edits change what
+only the pins see (``PINNED_EDITS``: a saturating conversion, a removed ``cute.math.erf``, a logical
+signed ``>>``, narrowings rounding toward zero): each red in one line naming the operation, the type,
+the pinned meaning and the new one. One child pytest for all edits, another stopped at start: about
+25 s on 2 cores; on a GPU runner a third runs the narrowings in the gpu tier."""
 
 import base64
 import csv
@@ -117,6 +120,9 @@ UNTOUCHED = ("semantics-mod-u8-tensor", "semantics-floordiv-i8-tensor", "semanti
              "semantics-to-u8-f16", "cute.math.erfc")
 
 
+HOST_SUITES = ("suites/host/test_semantics_on_host.py", "suites/api/test_pinned_exports.py")
+
+
 def _digest(path: Path) -> str:
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
 
@@ -130,7 +136,9 @@ class EditedInstall:
         assert dsl, "no DSL installed"
         source = Path(dsl[0].locate_file(""))  # the site folder holding the DSL
         owned = {file.parts[0] for dist in dsl for file in dist.files or [] if file.parts[0] != ".."}
-        venv.EnvBuilder(symlinks=True).create(folder)
+        # a DSL staged on PYTHONPATH (a GPU runner's) has no torch beside it: the interpreter's own packages are seen then
+        staged = source.resolve() != Path(sysconfig.get_path("purelib")).resolve()
+        venv.EnvBuilder(symlinks=True, system_site_packages=staged).create(folder)
         self.python = folder / "bin" / "python"
         self.site = folder / Path(sysconfig.get_path("purelib")).relative_to(sysconfig.get_path("data"))
         for entry in source.iterdir():
@@ -167,12 +175,13 @@ class EditedInstall:
                 text = out.getvalue()
             record.write_text(text)
 
-    def pytest(self, report: Path, *cases: str) -> subprocess.CompletedProcess:
-        """The host tier's family (and the api tier's pinned exports) on ``cases`` in this environment, from the checkout."""
+    def pytest(self, report: Path, *cases: str, suites: tuple[str, ...] = HOST_SUITES,
+               options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+        """The host tier's family (and the api tier's pinned exports) on ``cases`` in this environment, from
+        the checkout (``suites``: other test files)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
         return subprocess.run(
-            [self.python, "-m", "pytest", "suites/host/test_semantics_on_host.py", "suites/api/test_pinned_exports.py",
-             "-p", "no:randomly", "-n", "0", "-q",
+            [self.python, "-m", "pytest", *suites, "-p", "no:randomly", "-n", "0", "-q", *options,
              "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
@@ -218,3 +227,24 @@ def test_edited_sources_with_rewritten_records_are_red_naming_operation_type_and
         assert words.format(release=releases.installed()) in cases[case]["message"], cases[case]["message"]
     assert "saturates" in cases["semantics-to-i8-f16"]["message"].split("this release")[1]
     assert {case: cases[case]["outcome"] for case in UNTOUCHED} == dict.fromkeys(UNTOUCHED, "passed")
+
+
+def test_the_planted_narrowing_is_red_on_the_gpu_path(edited, tmp_path):
+    """On a GPU: the narrowings rounding toward zero are red in the gpu tier too, its message naming the
+    GPU's rounding rule (pinned and new); a widening passes."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the gpu tier's half of this drill runs on a GPU runner")
+    edited.records(rewritten=True)
+    report = tmp_path / "report"
+    narrowed, widened = ("semantics-to-f16-f32", "semantics-to-f32-f64"), ("semantics-to-f32-f16",)
+    done = edited.pytest(report, *narrowed, *widened, suites=("suites/gpu/test_semantics.py",), options=("-m", "gpu", "--require-gpu"))
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((report / "results.json").read_text())["cases"]}
+    for case, (src, dst) in zip(narrowed, (("Float32", "Float16"), ("Float64", "Float32"))):
+        assert cases[case]["outcome"] == "failed", (case, cases[case]["outcome"])
+        assert (f"gpu: a narrowing conversion's rounding ({src} to {dst}) changed meaning: pinned for DSL 4.8 'to nearest, "
+                f"ties to even', this release ({releases.installed()}) 'toward zero'") in cases[case]["message"], cases[case]["message"]
+    assert cases[widened[0]]["outcome"] == "passed", cases[widened[0]]["message"]
+
