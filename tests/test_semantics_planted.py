@@ -176,9 +176,9 @@ class EditedInstall:
             record.write_text(text)
 
     def pytest(self, report: Path, *cases: str, suites: tuple[str, ...] = HOST_SUITES,
-               options: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+               options: tuple[str, ...] = ("-m", "host or api")) -> subprocess.CompletedProcess:
         """The host tier's family (and the api tier's pinned exports) on ``cases`` in this environment, from
-        the checkout (``suites``: other test files)."""
+        the checkout (``suites``: other test files); ``-m host`` runs the host path on a GPU runner too."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
         return subprocess.run(
             [self.python, "-m", "pytest", *suites, "-p", "no:randomly", "-n", "0", "-q", *options,
