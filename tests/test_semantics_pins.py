@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from fixtures.cases import exports
+from fixtures.cases import exports, host_cpu, releases
 from fixtures.cases import semantics as sem
 from fixtures.cases.failures import MeaningChanged, Mismatch
 from reports import __main__ as reports_main
@@ -56,7 +56,7 @@ def test_a_changed_meaning_is_red_naming_operation_type_pinned_and_new():
         run.judge(FLOAT_TO_I8, found)
     assert str(raised.value) == (
         f"`a.to(Int8)` on Int8 from Float16, gpu: {sem.FLOAT_TO_INT} (Float16 to Int8) changed meaning: pinned for DSL "
-        f"{sem.pinned_line()} '{pinned.meaning}', this release ({sem.releases.installed()}) 'saturates: 172.0 -> 127'")
+        f"{sem.pinned_line()} '{pinned.meaning}', this release ({releases.installed()}) 'saturates: 172.0 -> 127'")
     run.judge(FLOAT_TO_I8, [dict(found[0], meaning=pinned.meaning + ": nan -> 0")])  # the pinned rule: holds
 
 
@@ -126,7 +126,7 @@ def test_repin_pins_what_a_run_observed_and_says_each_change(tmp_path, capsys):
                             if (p["line"], p["path"], p["type"]) == ("4.8", "gpu", "Float32 to Int8") and p["subject"] == sem.FLOAT_TO_INT))
     assert repin.main([str(run), "--line", "4.8", "--seen", "a planted run"], pins) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out == ["1 pins of DSL 4.8 changed (host CPU class: " + sem.host_cpu.conversion_class() + "):",
+    assert out == ["1 pins of DSL 4.8 changed (host CPU class: " + host_cpu.conversion_class() + "):",
                    f"4.8 gpu: {sem.FLOAT_TO_INT} (Float32 to Int8): '{before.meaning}' -> 'saturates: 172.0 -> 127'"]
     after = json.loads(pins.read_text())["pins"]
     assert len(after) == len(sem.meaning_pins())
