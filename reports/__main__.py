@@ -29,6 +29,7 @@ from reports import (
     release_table,
     report_folder,
     repro,
+    semantics,
     summary,
     timeline,
 )
@@ -54,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m reports", description="Read the harness's run reports.")
     commands = parser.add_subparsers(dest="command", required=True)
     diff = commands.add_parser("compare", help="what changed between two runs (markdown on stdout)",
-                               description="What changed between two installs' runs, as markdown.")
+                               description="What changed between two installs' runs, as markdown; exit 1 where a meaning "
+                                           "the DSL defines itself changed.")
     diff.add_argument("run_a", type=Path, help="report folder (holding results.json) or a results.json")
     diff.add_argument("run_b", type=Path, help="report folder (holding results.json) or a results.json")
     diff.add_argument("--threshold", type=float, default=5.0, metavar="PCT",
@@ -142,7 +144,7 @@ def _compare(args: argparse.Namespace) -> int:
         raise HarnessUsageError(f"--threshold {args.threshold:g}: a percentage, 0 or more (default 5)")
     a, b = compare.load(args.run_a), compare.load(args.run_b)
     sys.stdout.write(compare.render(a, b, str(args.run_a), str(args.run_b), args.threshold))
-    return 0
+    return 1 if semantics.changes(a, b) else 0  # a changed meaning needs a human
 
 
 def _releases(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ def test_records_name_family_types_and_one_kind_each():
     for op in sem.OPERATIONS.values():
         assert set(op.types) <= set(sem.TYPES), op.name
         assert op.kind in kinds, op.name
-        assert set(op.rhs) <= {"tensor", "scalar", "composed"}, op.name
+        assert set(op.rhs) <= {"tensor", "scalar", "composed", "elements"}, op.name
 
 
 def test_every_known_limitation_covers_cases():
@@ -111,3 +111,15 @@ def test_the_host_narrows_by_its_cpu_flags_then_by_what_libgcc_defines(monkeypat
     assert how({"avx2", "avx512_fp16"}, True) == "libgcc"  # Float16's extension is not BFloat16's
     assert how({"avx2"}, False) == "none"
     assert how({"bf16"}, False, machine="aarch64") == "unmeasured"
+
+
+def test_shifts_and_invert_run_element_by_element_where_tensorssa_cannot():
+    """Every integer type has -elements cases of <<, >> and ~ with no limitation on either path, while
+    their TensorSSA forms stay the strict xfail with its release range."""
+    for name in ("lshift", "rshift", "invert"):
+        for type_id in sem.INTS:
+            forms = {case.rhs: case for case in sem.cases() if case.op.name == name and case.type.id == type_id}
+            assert sem.known(forms["elements"], "host") is None and sem.known(forms["elements"], "gpu") is None
+            limitation = sem.known(forms["tensor"], "host")
+            assert limitation and limitation.fails_as == "error" and limitation.releases == ">=4.3", (name, type_id)
+    assert sem.case_by_id("semantics-rshift-i8-elements") in sem.meaning_cases()

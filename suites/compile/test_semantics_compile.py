@@ -25,5 +25,5 @@ def _sample() -> list[sem.SemanticsCase]:
 def test_semantics_kernel_compiles(case, compared_on_the_gpu, semantics_runner):
     from fixtures.dsl import semantics as run
 
-    run.skip_if_not_exported(case)
+    run.require_export(case, "compile")
     semantics_runner.compile_gpu(case)

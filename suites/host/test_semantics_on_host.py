@@ -1,7 +1,8 @@
 """The semantics family (``fixtures.cases.semantics``) on the host JIT: every record on every type
 it is defined on, computed by a host-side ``@cute.jit`` function through the GPU kernel's own
 per-fragment code and judged against the record's reference. The meanings the DSL defines
-itself (the sign of ``%``, out-of-range conversions) go to the report."""
+itself (the sign of ``%``, out-of-range conversions) go to the report and are held to their
+release line's pins (``MeaningChanged``)."""
 
 import pytest
 
@@ -15,10 +16,11 @@ pytestmark = pytest.mark.host
 def test_semantics_on_host(case, compared_on_the_gpu, semantics_runner, host_jit, request):
     from fixtures.dsl import semantics as run
 
-    run.skip_if_not_exported(case)
+    run.require_export(case, "host")
     ops, got, expected = semantics_runner.run(case, "host")
-    request.node.user_properties.append((SEMANTICS_KEY, run.meanings(case, "host", ops, got)))
-    run.check_against_reference(case, "host", ops, got, expected)
+    found = run.meanings(case, "host", ops, got)
+    request.node.user_properties.append((SEMANTICS_KEY, found))
+    run.judge(case, found, lambda: run.check_against_reference(case, "host", ops, got, expected), path="host", ops=ops, got=got)
 
 
 def test_every_exported_numeric_type_is_covered_or_named():
