@@ -61,12 +61,12 @@ def test_a_wrong_value_names_the_construct_the_case_and_the_path():
 
     case = fe.case_by_id("frontend-loop_if-i32")
     want = run.expected(case)
-    got = want.clone()
-    got[2, 0] += 1
+    got = run.Ran(want.out.clone(), [])
+    got.out[2, 0] += 1
     with pytest.raises(Mismatch, match=r"a loop-carried value updated under a dynamic `if` \(frontend-loop_if-i32, "
                                        r"\w+ frontend\), host JIT: 1 of 8 elements differ .* thread 2, out\[2, 0\]"):
         run.check_against_reference(case, "host", got, want)
-    run.check_against_reference(case, "host", want.clone(), want)
+    run.check_against_reference(case, "host", run.Ran(want.out.clone(), []), want)
 
 
 def test_an_element_left_holding_the_poison_is_unwritten_and_gpu_host_disagreement_is_its_own():
@@ -74,12 +74,28 @@ def test_an_element_left_holding_the_poison_is_unwritten_and_gpu_host_disagreeme
 
     case = fe.case_by_id("frontend-range_constexpr-f32")
     want = run.expected(case)
-    got = want.clone()
-    got[:, 2] = case.type.poison
+    got = run.Ran(want.out.clone(), [])
+    got.out[:, 2] = case.type.poison
     with pytest.raises(Unwritten, match=r"GPU: 8 of 24 output elements the reference writes still hold the poison"):
         run.check_against_reference(case, "gpu", got, want)
     with pytest.raises(GpuHostDisagreement, match=r"GPU vs host JIT: 8 of 24 .*\(the host JIT matches the reference\)"):
-        run.check_paths_agree(case, got, want.clone(), want)
+        run.check_paths_agree(case, got, run.Ran(want.out.clone(), []), want)
+
+
+def test_printed_lines_are_judged_in_any_order():
+    from fixtures.dsl import frontend as run
+
+    case = fe.case_by_id("frontend-printf-i32")
+    want = run.expected(case)
+    assert "thread 4: x=5" in want.printed and want.printed.count("3") == 4  # k=8: t // 4 * 3
+    assert [line for line in want.printed if line.startswith("above")] == ["above 2: 3", "above 2: 4", "above 2: 5", "above 2: 6"]
+    run.check_against_reference(case, "gpu", run.Ran(want.out.clone(), want.printed[::-1]), want)
+    with pytest.raises(Mismatch, match=r"GPU: cute.printf's output differs .* printed and not expected: \['4'\]; "
+                                       r"expected and not printed: \['0'\]"):
+        run.check_against_reference(case, "gpu", run.Ran(want.out.clone(), sorted([*want.printed[1:], "4"])), want)
+    with pytest.raises(GpuHostDisagreement, match=r"cute.printf's output differs between the GPU and the host JIT "
+                                                  r"\(the host JIT matches the reference\)"):
+        run.check_paths_agree(case, run.Ran(want.out.clone(), []), run.Ran(want.out.clone(), want.printed), want)
 
 
 @pytest.mark.parametrize(("text", "environ", "chosen", "set_after"), [

@@ -1,7 +1,8 @@
 """The frontend family on the GPU: every construct's body run by each thread of a one-block
 kernel, as the run's frontend rewrites it (``--frontend``), judged against the same body run as
 plain Python and against the host JIT's result (a GPU/host disagreement is its own failure,
-``GpuHostDisagreement``, whichever path matches the reference). Select with ``-k frontend``."""
+``GpuHostDisagreement``, whichever path matches the reference); what a record prints
+(``cute.printf``) is captured and judged too. Select with ``-k frontend``."""
 
 import pytest
 
@@ -17,8 +18,8 @@ def test_frontend_on_gpu(case, frontend_runner):
 
     from fixtures.dsl import frontend as run
 
-    want = run.expected(case)
+    reference = run.expected(case)
     gpu = frontend_runner.run(case, "gpu")
     if fe.known(case, "host", fe.frontend_in(os.environ)) is None:  # a host path that cannot run it is not compared
-        run.check_paths_agree(case, gpu, frontend_runner.run(case, "host"), want)
-    run.check_against_reference(case, "gpu", gpu, want)
+        run.check_paths_agree(case, gpu, frontend_runner.run(case, "host"), reference)
+    run.check_against_reference(case, "gpu", gpu, reference)

@@ -1,6 +1,6 @@
 """The frontend family (``fixtures.cases.frontend``) on the host JIT: every construct's body, as
 the run's frontend rewrites it (``--frontend``), run for each thread index in turn and judged
-against the same body run as plain Python. Select with ``-k frontend``, a construct
+against the same body run as plain Python (and what it prints, for a record that prints). Select with ``-k frontend``, a construct
 (``-k frontend-loop_if``)."""
 
 import pytest
