@@ -12,8 +12,12 @@ the frontend family can see the edits:
   the unrolled loop, ends it a step early (``ast_helpers.py``).
 
 The host tier's family, run in that environment, is red: each planted case's message names its
-construct and the path (host JIT), and the cases whose constructs the edits leave alone pass. One
-child pytest on a few cases: about 10 s on 2 cores."""
+construct and the path (host JIT), and the cases whose constructs the edits leave alone pass.
+
+An edit of the PyIR frontend alone, made in the same copy (``pyir_preprocessor.py``: a
+``const_expr`` branch's test negated), is red under ``--frontend pyir`` and invisible under the
+default frontend (its cases are among those that pass there): the lane is what sees it. One copy,
+two child pytests on a few cases each: 30-40 s on 2 shared cores."""
 
 import csv
 import io
@@ -56,6 +60,20 @@ EDITS = (
 )
 
 
+PYIR_EDITS = (
+    # PyIR's const_expr if: the branch chosen at trace time is the other one
+    Edit(f"{BASE_DSL}/pyir_preprocessor.py",
+         "        node.orelse = self._wrap_body_in_constexpr_scope(node, node.orelse)\n"
+         "        assert isinstance(node.test, ast.Call)\n"
+         "        check = self._insert_cf_symbol_check(node.test.func)\n        return [check, node]\n",
+         "        node.orelse = self._wrap_body_in_constexpr_scope(node, node.orelse)\n"
+         "        assert isinstance(node.test, ast.Call)\n"
+         "        check = self._insert_cf_symbol_check(node.test.func)\n"
+         "        node.test = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=node.test), node.test)\n"
+         "        return [check, node]\n"),
+)
+
+
 def _case(name: str, type_id: str = "i32", k: int | None = None) -> str:
     construct = fe.CONSTRUCTS[name]
     return next(c.id for c in fe.cases() if c.construct is construct and c.type.id == type_id and k in (None, c.k))
@@ -68,14 +86,18 @@ PLANTED = {  # case: the construct as its failure names it (with the path, "host
                           ("for_range", "i32"), ("cutlass_range", "f32"), ("loop_if", "i32"),  # the carried value
                           ("range_constexpr", "i32"), ("constexpr_outer_dynamic_inner", "f32"))  # the unrolled range
 }
-# constructs none of the edits touch: a while loop, a conditional expression, a const_expr branch, a lambda
-UNTOUCHED = tuple(_case(name) for name in ("while", "ternary", "lambda", "closure")) + (_case("const_expr", k=3),)
+PYIR_PLANTED = {_case("const_expr", k=3): fe.CONSTRUCTS["const_expr"].what,  # red under --frontend pyir
+                _case("const_expr_removes_code", "f32"): fe.CONSTRUCTS["const_expr_removes_code"].what,
+                _case("const_expr", "f32", k=3): fe.CONSTRUCTS["const_expr"].what}
+# constructs none of the default frontend's edits touch (a while loop, a conditional expression, lambdas, the
+# const_expr branches the PyIR edit inverts, which the default frontend never reads)
+UNTOUCHED = tuple(_case(name) for name in ("while", "ternary", "lambda", "closure")) + tuple(PYIR_PLANTED)
 
 
 class EditedFrontend:
     """A virtual environment whose DSL is this one's with ``EDITS`` made and its ``RECORD`` rows rewritten."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, edits: tuple[Edit, ...]):
         dsl = install.dsl_distributions(install.installed())
         assert dsl, "no DSL installed"
         source = Path(dsl[0].locate_file(""))
@@ -95,7 +117,7 @@ class EditedFrontend:
         for script in Path(sysconfig.get_path("scripts")).iterdir():
             if not os.path.lexists(self.python.parent / script.name):
                 (self.python.parent / script.name).symlink_to(script)
-        for edit in EDITS:
+        for edit in edits:
             target = self.site / edit.file
             text = target.read_text()
             assert text.count(edit.old) == 1, f"the DSL's {edit.file} no longer holds the text this edit replaces: {edit.old!r}"
@@ -103,7 +125,7 @@ class EditedFrontend:
                 target.unlink()
                 (target.parent / "__pycache__" / f"{target.stem}.{sys.implementation.cache_tag}.pyc").unlink(missing_ok=True)
             target.write_text(text.replace(edit.old, edit.new))
-        edited = {edit.file for edit in EDITS}
+        edited = {edit.file for edit in edits}
         for record in self.site.glob("*.dist-info/RECORD"):
             rows = [[row[0], _digest(self.site / row[0]), str((self.site / row[0]).stat().st_size)] if row[0] in edited
                     else row for row in csv.reader(io.StringIO(record.read_text()))]
@@ -111,17 +133,21 @@ class EditedFrontend:
             csv.writer(out, lineterminator="\n").writerows(rows)
             record.write_text(out.getvalue())
 
-    def pytest(self, report: Path, *cases: str) -> subprocess.CompletedProcess:
-        """The host tier's frontend family on ``cases`` in this environment, from the checkout."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
+    def pytest(self, report: Path, *cases: str, frontend: str = fe.DEFAULT_FRONTEND) -> subprocess.CompletedProcess:
+        """The host tier's frontend family on ``cases`` under ``frontend`` in this environment, from the checkout."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV", "CUTE_DSL_"))}
         return subprocess.run(
             [self.python, "-m", "pytest", "suites/host/test_frontend_on_host.py", "-p", "no:randomly", "-n", "0", "-q",
-             "--frontend", "default", "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}"],
+             "--frontend", frontend, "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_edited_frontend_with_rewritten_records_is_red_naming_construct_and_path(tmp_path):
-    edited = EditedFrontend(tmp_path / "env")
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory):
+    return EditedFrontend(tmp_path_factory.mktemp("edited") / "env", EDITS + PYIR_EDITS)
+
+
+def test_edited_frontend_with_rewritten_records_is_red_naming_construct_and_path(edited, tmp_path):
     report = tmp_path / "report"
     done = edited.pytest(report, *PLANTED, *UNTOUCHED)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # red, not stopped by the install check (6)
@@ -132,3 +158,15 @@ def test_edited_frontend_with_rewritten_records_is_red_naming_construct_and_path
         assert cases[case]["outcome"] == "failed", (case, cases[case]["outcome"], message)
         assert f"{construct} ({case}, default frontend), host JIT:" in message, message
     assert {case: cases[case]["outcome"] for case in UNTOUCHED} == dict.fromkeys(UNTOUCHED, "passed")
+
+
+def test_an_edited_pyir_frontend_is_red_under_the_pyir_lane(edited, tmp_path):
+    """The same copy under ``--frontend pyir``: the PyIR edit's cases fail, each naming its construct
+    (the default frontend's run above passed them)."""
+    done = edited.pytest(tmp_path / "pyir", *PYIR_PLANTED, frontend=fe.PYIR_FRONTEND)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((tmp_path / "pyir" / "results.json").read_text())["cases"]}
+    assert set(cases) == set(PYIR_PLANTED), sorted(cases)
+    for case, construct in PYIR_PLANTED.items():
+        message = cases[case]["message"]
+        assert cases[case]["outcome"] == "failed" and f"{construct} ({case}, pyir frontend), host JIT:" in message, message
