@@ -140,3 +140,17 @@ def test_a_pyir_run_says_so_in_its_header_and_report(tmp_path):
     results = json.loads((report / "results.json").read_text())
     assert results["fingerprint"]["frontend"] == "pyir"
     assert "- frontend: `pyir`" in (report / "summary.md").read_text()
+
+
+def test_a_dsl_without_pyir_or_reading_another_frontend_is_refused_after_it_loads(monkeypatch):
+    from fixtures.dsl import frontend as run
+    from fixtures.plugin.frontend import check_loaded
+
+    monkeypatch.setattr(run, "has_pyir", lambda: False)
+    with pytest.raises(HarnessUsageError, match=r"--frontend pyir: DSL \S+ has no PyIR frontend \(it came in 4.8\)"):
+        check_loaded(fe.PYIR_FRONTEND)
+    monkeypatch.setattr(run, "has_pyir", lambda: True)
+    monkeypatch.setattr(run, "running_frontend", lambda: fe.DEFAULT_FRONTEND)
+    with pytest.raises(HarnessUsageError, match=r"--frontend pyir: the DSL reads default \(it was imported before"):
+        check_loaded(fe.PYIR_FRONTEND)
+    check_loaded(fe.DEFAULT_FRONTEND)
