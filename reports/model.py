@@ -69,6 +69,7 @@ class Fingerprint:
     dsl_loader: str | None = None  # what was installed beside it, and why the DSL's loader took it
     dsl_cuda: str | None = None
     compiler: str | None = None  # the compiler an ordinary cute.compile goes through: "extension", "legacy" or "unknown"
+    frontend: str | None = None  # what rewrote kernels' Python: "default" or "pyir" (--frontend); None: written before, the default
     torch: str | None = None
     torch_cuda: str | None = None
     tvm_ffi: str | None = None  # apache-tvm-ffi's version: what the TVM-FFI call path runs through
@@ -79,19 +80,22 @@ class Fingerprint:
     python: str | None = None
 
     def install_key(self) -> tuple:
-        """What "the same install" means: the DSL, its build, torch and the compiler lane too, so the
-        two lanes' runs stand side by side in a merge and a difference between them shows (a record
-        written before the compiler field came from a legacy-lane run, the only lane then)."""
-        return (self.dsl, self.dsl_libs, self.dsl_cuda, self.torch, self.torch_cuda, self.compiler or LEGACY_COMPILER)
+        """What "the same install" means: the DSL, its build, torch and the compiler and frontend lanes
+        too, so two lanes' runs stand side by side in a merge and a difference between them shows (a
+        record written before a lane's field came from its default lane, the only one then)."""
+        return (self.dsl, self.dsl_libs, self.dsl_cuda, self.torch, self.torch_cuda, self.compiler or LEGACY_COMPILER,
+                self.frontend or "default")
 
     def install_name(self) -> str:
-        """The install in a few words: ``dsl 4.8.1, torch 2.11.0+cu130[, extension compiler]``."""
+        """The install in a few words: ``dsl 4.8.1, torch 2.11.0+cu130[, extension compiler][, pyir frontend]``."""
         lane = ", extension compiler" if self.compiler == EXTENSION_COMPILER else ""
+        lane += f", {self.frontend} frontend" if self.frontend not in (None, "default") else ""
         return f"dsl {self.dsl or '?'}, torch {self.torch or '?'}{lane}"
 
     def changed(self, other: Fingerprint) -> list[str]:
         """The fields either records in which ``other`` differs, in field order."""
-        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)]
+        return [f.name for f in fields(self) if getattr(self, f.name) != getattr(other, f.name)
+                and not (f.name == "frontend" and (self.frontend or "default") == (other.frontend or "default"))]
 
     def header_lines(self) -> list[str]:
         """The report header's lines of a gathered (complete) fingerprint."""

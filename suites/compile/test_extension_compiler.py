@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.cases import limitations, matrix, releases
+from fixtures.cases import frontend, limitations, matrix, releases
 from fixtures.dsl.environment import EXTENSION_COMPILER, LEGACY_COMPILER
 
 pytestmark = [
@@ -32,6 +32,9 @@ CHILD_TIMEOUT_S = 180
 # the compiler an ordinary cute.compile takes with the variable unset (issue 46: the extension
 # compiler becomes the default in 4.9; a release that changes it needs its entry here)
 DEFAULT_COMPILER = {"4.8": LEGACY_COMPILER}
+# the extension route's first pass, as each frontend (--frontend) has it: under PyIR the kernel body is
+# still PyIR when it starts, and the pass lowers it first (docs/frontend.md)
+LIR_ENTRY = {frontend.DEFAULT_FRONTEND: "lir-to-cute-dsl", frontend.PYIR_FRONTEND: "lir-to-cute-dsl{enable-pyir=true}"}
 
 # a few stages of different kinds: tiled static, the boundary path on an odd dynamic shape, the
 # tuned kernel on a compact layout, an op handed to a stage on a column-major 1-byte operand
@@ -79,6 +82,7 @@ def test_the_switch_takes_effect_and_keeps_access_widths(compiled):
     (``fixtures.dsl.ptx.global_accesses``). One test, so one worker runs the two children."""
     legacy, extension = compiled["unset"], compiled[EXTENSION_COMPILER]
     default = releases.by_release(DEFAULT_COMPILER)
+    lane = frontend.frontend_in(os.environ)  # the children inherit the run's frontend
     assert extension["compiler"] == EXTENSION_COMPILER, f"the DSL read {VARIABLE}=1 as {extension['compiler']!r}"
     assert legacy["compiler"] == default, (
         f"with {VARIABLE} unset the DSL reads {legacy['compiler']!r}, not {default!r}: the default changed in "
@@ -88,8 +92,11 @@ def test_the_switch_takes_effect_and_keeps_access_widths(compiled):
         assert old["kernel_ops"] == ["cuda.kernel"], f"{case_id}: {VARIABLE} unset, traced {old['kernel_ops']}"
         assert new["kernel_ops"] == ["lir.func"], f"{case_id}: {VARIABLE}=1, traced {new['kernel_ops']}"
         assert old["pipelines"] and not any("lir-to-cute-dsl" in p for p in old["pipelines"]), f"{case_id}: {old['pipelines']}"
-        assert new["pipelines"] and all(p.startswith("builtin.module(lir-to-cute-dsl,") for p in new["pipelines"]), (
-            f"{case_id}: {VARIABLE}=1, ran {new['pipelines']}")
+        assert new["pipelines"] and all(p.startswith(f"builtin.module({LIR_ENTRY[lane]},") for p in new["pipelines"]), (
+            f"{case_id}: {VARIABLE}=1, {lane} frontend, ran {new['pipelines']}")
+        for pipelines in (old["pipelines"], new["pipelines"]):  # each compiler lowers what the run's frontend traced
+            assert all(("enable-pyir=true" in p) == (lane == frontend.PYIR_FRONTEND) for p in pipelines), (
+                f"{case_id}: {lane} frontend, ran {pipelines}")
         assert new["ptx_header"] == old["ptx_header"], f"{case_id}: PTX header {old['ptx_header']} became {new['ptx_header']}"
         assert (new["loads"], new["stores"]) == (old["loads"], old["stores"]), (
             f"{case_id}: legacy PTX has {old['accesses']}; extension PTX has {new['accesses']}")

@@ -1,0 +1,172 @@
+"""Planted edits of the DSL's frontend, as an edited install carries them: the installed DSL copied
+into a fresh virtual environment (as ``tests/test_semantics_planted.py`` copies it: folders made
+anew, files linked, the edited sources and the ``dist-info`` folders copied), its frontend's own
+Python edited and the ``RECORD`` rows rewritten to match, so the install check passes and only
+the frontend family can see the edits:
+
+- a branch's assignment dropped: the AST preprocessor's ``then`` block loses its last statement
+  when that is an assignment (``create_if_function``);
+- a loop-carried value not carried: a dynamic ``for`` loop's body yields its first carried value
+  as it entered the iteration (``create_loop_function``);
+- an unrolled range one short: ``range_value_check``, which hands ``range_constexpr``'s bounds to
+  the unrolled loop, ends it a step early (``ast_helpers.py``).
+
+The host tier's family, run in that environment, is red: each planted case's message names its
+construct and the path (host JIT), and the cases whose constructs the edits leave alone pass.
+
+An edit of the PyIR frontend alone, made in the same copy (``pyir_preprocessor.py``: a
+``const_expr`` branch's test negated), is red under ``--frontend pyir`` and invisible under the
+default frontend (its cases are among those that pass there): the lane is what sees it. One copy,
+two child pytests on a few cases each: 30-40 s on 2 shared cores."""
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+from fixtures.cases import frontend as fe
+from fixtures.plugin import install
+from tests.conftest import ROOT
+from tests.test_semantics_planted import Edit, _digest, _mirror
+
+pytestmark = pytest.mark.harness
+
+BASE_DSL = "nvidia_cutlass_dsl/dsl_packages/cutlass/base_dsl"
+
+EDITS = (
+    # a dynamic if's then block drops its last statement where that is an assignment
+    Edit(f"{BASE_DSL}/ast_preprocessor.py",
+         "                    body=then_body + [ast.Return(value=return_list)],\n",
+         "                    body=(then_body[:-1] if then_body and isinstance(then_body[-1], ast.Assign) else then_body)"
+         " + [ast.Return(value=return_list)],\n"),
+    # a dynamic for loop's body yields its first carried value as the iteration received it
+    Edit(f"{BASE_DSL}/ast_preprocessor.py",
+         "            transformed_body.append(\n                ast.Return(\n                    value=ast.List(\n"
+         "                        elts=[ast.Name(id=var, ctx=ast.Load()) for var in write_args],\n",
+         "            transformed_body.insert(0, ast.copy_location(ast.Assign(targets=[ast.Name(id='_entry_0', ctx=ast.Store())],"
+         " value=ast.Name(id=write_args[0], ctx=ast.Load())), node))\n"
+         "            transformed_body.append(\n                ast.Return(\n                    value=ast.List(\n"
+         "                        elts=[ast.Name(id='_entry_0' if n == 0 else var, ctx=ast.Load()) for n, var in enumerate(write_args)],\n"),
+    # range_constexpr's bounds, as the unrolled loop gets them, end one step early
+    Edit(f"{BASE_DSL}/ast_helpers.py", "        return (start, end, step)\n", "        return (start, end - step, step)\n"),
+)
+
+
+PYIR_EDITS = (
+    # PyIR's const_expr if: the branch chosen at trace time is the other one
+    Edit(f"{BASE_DSL}/pyir_preprocessor.py",
+         "        node.orelse = self._wrap_body_in_constexpr_scope(node, node.orelse)\n"
+         "        assert isinstance(node.test, ast.Call)\n"
+         "        check = self._insert_cf_symbol_check(node.test.func)\n        return [check, node]\n",
+         "        node.orelse = self._wrap_body_in_constexpr_scope(node, node.orelse)\n"
+         "        assert isinstance(node.test, ast.Call)\n"
+         "        check = self._insert_cf_symbol_check(node.test.func)\n"
+         "        node.test = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=node.test), node.test)\n"
+         "        return [check, node]\n"),
+)
+
+
+def _case(name: str, type_id: str = "i32", k: int | None = None) -> str:
+    construct = fe.CONSTRUCTS[name]
+    return next(c.id for c in fe.cases() if c.construct is construct and c.type.id == type_id and k in (None, c.k))
+
+
+PLANTED = {  # case: the construct as its failure names it (with the path, "host JIT")
+    _case(name, type_id): fe.CONSTRUCTS[name].what
+    for name, type_id in (("assign_in_branch", "i32"), ("if_else", "f32"), ("store_in_branch", "i32"),
+                          ("carried_class", "i32"), ("issue_2647", "i32"),  # the branch's assignment
+                          ("for_range", "i32"), ("cutlass_range", "f32"), ("loop_if", "i32"),  # the carried value
+                          ("range_constexpr", "i32"), ("constexpr_outer_dynamic_inner", "f32"))  # the unrolled range
+}
+PYIR_PLANTED = {_case("const_expr", k=3): fe.CONSTRUCTS["const_expr"].what,  # red under --frontend pyir
+                _case("const_expr_removes_code", "f32"): fe.CONSTRUCTS["const_expr_removes_code"].what,
+                _case("const_expr", "f32", k=3): fe.CONSTRUCTS["const_expr"].what}
+# constructs none of the default frontend's edits touch (a while loop, a conditional expression, lambdas, the
+# const_expr branches the PyIR edit inverts, which the default frontend never reads)
+UNTOUCHED = tuple(_case(name) for name in ("while", "ternary", "lambda", "closure")) + tuple(PYIR_PLANTED)
+
+
+class EditedFrontend:
+    """A virtual environment whose DSL is this one's with ``EDITS`` made and its ``RECORD`` rows rewritten."""
+
+    def __init__(self, folder: Path, edits: tuple[Edit, ...]):
+        dsl = install.dsl_distributions(install.installed())
+        assert dsl, "no DSL installed"
+        source = Path(dsl[0].locate_file(""))
+        owned = {file.parts[0] for dist in dsl for file in dist.files or [] if file.parts[0] != ".."}
+        venv.EnvBuilder(symlinks=True).create(folder)
+        self.python = folder / "bin" / "python"
+        self.site = folder / Path(sysconfig.get_path("purelib")).relative_to(sysconfig.get_path("data"))
+        for entry in source.iterdir():
+            if entry.name not in owned:
+                (self.site / entry.name).symlink_to(entry)
+            elif entry.name.endswith(".dist-info"):
+                shutil.copytree(entry, self.site / entry.name)
+            elif entry.is_dir():
+                _mirror(entry, self.site / entry.name)
+            else:
+                (self.site / entry.name).symlink_to(entry)
+        for script in Path(sysconfig.get_path("scripts")).iterdir():
+            if not os.path.lexists(self.python.parent / script.name):
+                (self.python.parent / script.name).symlink_to(script)
+        for edit in edits:
+            target = self.site / edit.file
+            text = target.read_text()
+            assert text.count(edit.old) == 1, f"the DSL's {edit.file} no longer holds the text this edit replaces: {edit.old!r}"
+            if target.is_symlink():  # never write through a link into the install
+                target.unlink()
+                (target.parent / "__pycache__" / f"{target.stem}.{sys.implementation.cache_tag}.pyc").unlink(missing_ok=True)
+            target.write_text(text.replace(edit.old, edit.new))
+        edited = {edit.file for edit in edits}
+        for record in self.site.glob("*.dist-info/RECORD"):
+            rows = [[row[0], _digest(self.site / row[0]), str((self.site / row[0]).stat().st_size)] if row[0] in edited
+                    else row for row in csv.reader(io.StringIO(record.read_text()))]
+            out = io.StringIO()
+            csv.writer(out, lineterminator="\n").writerows(rows)
+            record.write_text(out.getvalue())
+
+    def pytest(self, report: Path, *cases: str, frontend: str = fe.DEFAULT_FRONTEND) -> subprocess.CompletedProcess:
+        """The host tier's frontend family on ``cases`` under ``frontend`` in this environment, from the checkout."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV", "CUTE_DSL_"))}
+        return subprocess.run(
+            [self.python, "-m", "pytest", "suites/host/test_frontend_on_host.py", "-p", "no:randomly", "-n", "0", "-q",
+             "--frontend", frontend, "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory):
+    return EditedFrontend(tmp_path_factory.mktemp("edited") / "env", EDITS + PYIR_EDITS)
+
+
+def test_edited_frontend_with_rewritten_records_is_red_naming_construct_and_path(edited, tmp_path):
+    report = tmp_path / "report"
+    done = edited.pytest(report, *PLANTED, *UNTOUCHED)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # red, not stopped by the install check (6)
+    cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((report / "results.json").read_text())["cases"]}
+    assert set(cases) == {*PLANTED, *UNTOUCHED}, sorted(cases)
+    for case, construct in PLANTED.items():
+        message = cases[case]["message"]
+        assert cases[case]["outcome"] == "failed", (case, cases[case]["outcome"], message)
+        assert f"{construct} ({case}, default frontend), host JIT:" in message, message
+    assert {case: cases[case]["outcome"] for case in UNTOUCHED} == dict.fromkeys(UNTOUCHED, "passed")
+
+
+def test_an_edited_pyir_frontend_is_red_under_the_pyir_lane(edited, tmp_path):
+    """The same copy under ``--frontend pyir``: the PyIR edit's cases fail, each naming its construct
+    (the default frontend's run above passed them)."""
+    done = edited.pytest(tmp_path / "pyir", *PYIR_PLANTED, frontend=fe.PYIR_FRONTEND)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((tmp_path / "pyir" / "results.json").read_text())["cases"]}
+    assert set(cases) == set(PYIR_PLANTED), sorted(cases)
+    for case, construct in PYIR_PLANTED.items():
+        message = cases[case]["message"]
+        assert cases[case]["outcome"] == "failed" and f"{construct} ({case}, pyir frontend), host JIT:" in message, message
