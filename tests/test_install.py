@@ -83,11 +83,106 @@ def test_libs_without_the_top_package(tmp_path):
 
 
 def test_a_stale_duplicate_dist_info_is_found(site, tmp_path):
-    make_dist(tmp_path / "other", "nvidia-cutlass-dsl", "4.7.1", {"y.py": ""})
-    dists = install.installed([str(site), str(tmp_path / "other"), str(site)])  # a folder listed twice is read once
+    """A stale ``dist-info`` beside the real one: which one pip names is the folder's listing order."""
+    make_dist(site, "nvidia-cutlass-dsl", "4.7.1", {"y.py": ""})
+    dists = install.installed([str(site), str(site)])  # a folder listed twice is read once
     (finding,) = install.duplicate_findings(dists, ["nvidia-cutlass-dsl", "torch"])
-    assert finding.cause == "duplicate" and "2 installs on the path (4.8.1 in" in finding.detail and "4.7.1 in" in finding.detail
+    assert finding.cause == "duplicate" and f"2 installs in one folder (" in finding.detail and f" in {site}): a stale" in finding.detail
+    assert {"4.7.1", "4.8.1"} <= set(finding.detail.replace("(", " ").split())
     assert install.version_findings(install.dsl_distributions(dists)) == []  # the duplicate is the finding, not a mix
+
+
+def _site_of(tmp_path, folder: str, module: str, version: str | None, monkeypatch):
+    """A site folder ``folder`` on ``sys.path`` (appended: each later one is found after) holding
+    package ``fake-<module>`` at ``version`` (None: nothing), its module ``module``."""
+    site = tmp_path / folder
+    site.mkdir()
+    if version is not None:
+        make_dist(site, f"fake-{module}", version, {f"{module}/__init__.py": f"__version__ = '{version}'\n"})
+    monkeypatch.setattr("sys.path", [*__import__("sys").path, str(site)])
+    return site
+
+
+def test_a_venv_over_system_packages_is_one_install(tmp_path, monkeypatch):
+    """``python3 -m venv --system-site-packages``: the user site (an unrelated package), then the
+    venv's site-packages, then the system's, each holding a copy of the package: the venv's copy is
+    both the one imported and the one named, so it is one install (issue 68's false red)."""
+    import importlib
+
+    module = f"venvmod{abs(hash(str(tmp_path)))}"
+    user = _site_of(tmp_path, "user", module, None, monkeypatch)
+    make_dist(user, "unrelated", "1.0", {"unrelated_mod.py": ""})
+    venv = _site_of(tmp_path, "venv", module, "26.4", monkeypatch)
+    _site_of(tmp_path, "system", module, "26.2", monkeypatch)
+    importlib.invalidate_caches()
+    dists = install.installed([str(tmp_path / f) for f in ("user", "venv", "system")])
+    assert [install._name(d) for d in dists].count(f"fake-{module}") == 2
+    assert install.duplicate_findings(dists, [f"fake-{module}", "unrelated"]) == []
+    # the venv's copy gone but its dist-info left: the one named (26.4) is not the one imported (26.2)
+    (venv / module / "__init__.py").unlink()
+    (venv / module).rmdir()
+    importlib.invalidate_caches()
+    (finding,) = install.duplicate_findings(dists, [f"fake-{module}"])
+    assert finding.detail == (f"2 installs on the path: 26.4 in {venv} is the one named, but `import {module}` finds 26.2 in "
+                              f"{tmp_path / 'system'}")
+    assert finding.repair.startswith(f"`rm -r {venv / f'fake_{module}-26.4.dist-info'}`")
+
+
+_VENV_VERDICT = """
+import json, sys
+from fixtures.plugin import install
+dists = install.installed()
+names = [install._name(d) for d in install.dsl_distributions(dists)] + ["torch", *install._required_names(install.REQUIREMENTS)]
+found = install.duplicate_findings(dists, names) + install.shadow_findings(dists) + install.requirement_findings(install.REQUIREMENTS, dists)
+print(json.dumps({"path": sys.path, "findings": [f.detail for f in found]}))
+"""
+
+
+@pytest.mark.parametrize("how", ["venv", "symlinked-venv"])
+def test_a_real_venv_with_system_site_packages_is_green(tmp_path, how):
+    """A real ``python3 -m venv --system-site-packages`` over this install, ``packaging`` copied into
+    it at another version (as pip would put it there), a user site with an unrelated package: the
+    checks that read copies find nothing; a stale ``numpy`` dist-info in the venv is still found."""
+    import shutil
+    import subprocess
+    import sys
+    import sysconfig
+
+    import packaging
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    relative = os.path.relpath(sysconfig.get_paths()["purelib"], sys.prefix)
+    inside = venv / relative
+    system = __import__("pathlib").Path(packaging.__file__).parents[1]
+    shutil.copytree(system / "packaging", inside / "packaging")
+    (info,) = system.glob("packaging-*.dist-info")
+    shutil.copytree(info, inside / "packaging-0.0.1.dist-info")
+    metadata = inside / "packaging-0.0.1.dist-info" / "METADATA"
+    metadata.write_text("\n".join("Version: 99.0" if line.startswith("Version:") else line
+                                  for line in metadata.read_text().splitlines()) + "\n")
+    user = tmp_path / "user"
+    make_dist(user / relative.replace(sys.prefix, ""), "unrelated", "1.0", {"unrelated_mod.py": ""})
+    python = venv / "bin" / "python"
+    if how == "symlinked-venv":
+        (tmp_path / "link").symlink_to(venv)
+        python = tmp_path / "link" / "bin" / "python"
+    env = {**os.environ, "PYTHONUSERBASE": str(user)}
+    env.pop("PYTHONNOUSERSITE", None)
+    root = __import__("pathlib").Path(install.__file__).parents[2]
+
+    def verdict():
+        out = subprocess.run([str(python), "-c", _VENV_VERDICT], cwd=root, env=env, capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.splitlines()[-1])
+
+    seen = verdict()
+    assert any(p.startswith(str(python.parents[1])) for p in seen["path"]) and any(p.startswith(str(user)) for p in seen["path"])
+    assert seen["findings"] == []
+    stale = inside / "numpy-99.0.dist-info"
+    (numpy_info,) = system.glob("numpy-*.dist-info")
+    shutil.copytree(numpy_info, stale)
+    (detail,) = verdict()["findings"]
+    assert detail.startswith("2 installs on the path: ") and "`import numpy` finds" in detail
 
 
 def test_a_module_shadowing_the_installed_one(site, tmp_path, monkeypatch):
