@@ -340,10 +340,106 @@ def test_an_unreadable_metadata_is_a_finding(site, monkeypatch):
     real = type(core).read_text
     monkeypatch.setattr(type(core), "read_text", lambda self, name: (_ for _ in ()).throw(PermissionError(13, "Permission denied"))
                         if self is core and name == "METADATA" else real(self, name))
-    (finding,) = install.metadata_findings(dists)
-    where = next(site.glob("nvidia_cutlass_dsl_libs_core-*.dist-info")) / "METADATA"
-    assert finding.detail == "its METADATA cannot be read: PermissionError: Permission denied"
-    assert finding.repair.startswith(f"`chmod a+r {where}`")
+    (finding,) = install.dist_info_findings(dists, [])
+    where = next(site.glob("nvidia_cutlass_dsl_libs_core-*.dist-info"))
+    assert finding.subject == str(where)
+    assert finding.detail.startswith("nvidia-cutlass-dsl-libs-core 4.8.1's METADATA cannot be read (PermissionError: Permission denied")
+    assert finding.repair.startswith(f"`rm -r {where}`, then `pip install --force-reinstall --no-deps nvidia-cutlass-dsl-libs-core==4.8.1`")
+
+
+@pytest.fixture
+def libs_site(site):
+    """The DSL's libs-base beside libs-core in one folder (``nvidia_cutlass_dsl/``), as 4.8 ships them."""
+    make_dist(site, "nvidia-cutlass-dsl-libs-base", "4.8.1", {"nvidia_cutlass_dsl/base/__init__.py": ""})
+    return site
+
+
+@pytest.mark.parametrize("how", ["metadata-dangling", "metadata-missing", "metadata-nameless", "record-deleted", "record-dangling"])
+def test_a_broken_dist_info_is_named_with_its_package(libs_site, how):
+    """libs-core's METADATA a dangling symlink, or its RECORD deleted with a DSL file edited: the
+    dist-info and libs-core are named, not 2 files owned by none with libs-base's reinstall (which,
+    followed, left ``import cutlass.cute`` failing)."""
+    info = next(libs_site.glob("nvidia_cutlass_dsl_libs_core-*.dist-info"))
+    file, kind = how.split("-")
+    target = info / file.upper()
+    target.unlink()
+    if kind == "dangling":
+        target.symlink_to(libs_site / "gone")
+    elif kind == "nameless":
+        target.write_text("Metadata-Version: 2.1\nVersion: 4.8.1\n")
+    (libs_site / "nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py").write_text("Int8 = 7\n")
+    dists = install.installed([str(libs_site)])
+    (finding,) = install.dist_info_findings(dists, ["torch"])
+    assert (finding.cause, finding.subject) == ("files", str(info))
+    words = {"dangling": f"is a symlink to {libs_site / 'gone'}, which does not exist", "missing": "is missing",
+             "deleted": "is missing: no file of the package can be checked", "nameless": "names no package"}[kind]
+    assert finding.detail.startswith(f"nvidia-cutlass-dsl-libs-core 4.8.1's {file.upper()} {words}")
+    assert finding.repair.startswith(f"`rm -r {info}`, then `pip install --force-reinstall --no-deps nvidia-cutlass-dsl-libs-core==4.8.1`")
+    assert "libs-base" not in finding.repair
+
+
+def test_a_record_missing_where_a_distribution_installed_it_is_no_finding(site):
+    """A Debian-style ``dist-info`` (its package manager owns the files; it ships no RECORD), or a
+    package the run does not check the files of: no finding."""
+    make_dist(site, "numpy", "1.26.4", {"numpy/__init__.py": ""})
+    make_dist(site, "hypothesis", "6.100.0", {"hypothesis/__init__.py": ""})
+    for package in ("numpy", "hypothesis"):
+        info = next(site.glob(f"{package}-*.dist-info"))
+        (info / "RECORD").unlink()
+    (next(site.glob("numpy-*.dist-info")) / "INSTALLER").write_text("debian\n")
+    assert install.dist_info_findings(install.installed([str(site)]), ["numpy", "hypothesis"]) == []
+
+
+def _wheel(folder, name: str, version: str, files: dict[str, str]):
+    """A wheel of ``files`` built by hand (pip installs it with ``--no-index``)."""
+    import zipfile
+
+    info = f"{name}-{version}.dist-info"
+    content = {**files, f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+               f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = [f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+              f"{len(text.encode())}" for path, text in content.items()]
+    content[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in content.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+def test_the_broken_dist_info_repair_works_when_followed(tmp_path):
+    """The repair followed in a real venv (a local wheel for the index): pip's own reinstall fails on
+    a deleted RECORD; ``rm -r`` the dist-info, then the reinstall, restores the edited file and
+    its RECORD, and the check finds nothing."""
+    import shutil
+    import subprocess
+    import sys
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "nvidia_cutlass_dsl_libs_fake", "1.0", {"fakedslpkg/__init__.py": "VALUE = 1\n"})
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+
+    def pip(*args):
+        return subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-index",
+                               "--find-links", str(wheels), "--disable-pip-version-check", *args], capture_output=True, text=True)
+
+    assert pip("--no-deps", "nvidia-cutlass-dsl-libs-fake==1.0").returncode == 0
+    (site,) = venv.glob("lib/python*/site-packages")
+    info = site / "nvidia_cutlass_dsl_libs_fake-1.0.dist-info"
+    (info / "RECORD").unlink()
+    (site / "fakedslpkg" / "__init__.py").write_text("VALUE = 2\n")
+    (finding,) = install.dist_info_findings(install.installed([str(site)]), [])
+    assert finding.detail.startswith("nvidia-cutlass-dsl-libs-fake 1.0's RECORD is missing")
+    assert "RECORD file not found" in pip("--force-reinstall", "--no-deps", "nvidia-cutlass-dsl-libs-fake==1.0").stderr  # pip's own hint fails
+    removal, reinstall = finding.repair.split("`")[1], finding.repair.split("`")[3]
+    assert removal == f"rm -r {info}"
+    shutil.rmtree(info)
+    assert pip(*reinstall.split()[2:]).returncode == 0
+    assert (site / "fakedslpkg" / "__init__.py").read_text() == "VALUE = 1\n"
+    assert install.dist_info_findings(install.installed([str(site)]), []) == []
 
 
 def test_a_truncated_dependency_file_is_found_by_its_size(site):
