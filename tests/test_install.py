@@ -10,7 +10,7 @@ import os
 import pytest
 
 from fixtures.dsl import compat
-from fixtures.plugin import install
+from fixtures.plugin import distributions, install
 from reports import summary
 from reports.model import INSTALL_BROKEN_EXIT, Fingerprint, InstallFinding, RunResult
 
@@ -116,7 +116,7 @@ def test_a_venv_over_system_packages_is_one_install(tmp_path, monkeypatch):
     _site_of(tmp_path, "system", module, "26.2", monkeypatch)
     importlib.invalidate_caches()
     dists = install.installed([str(tmp_path / f) for f in ("user", "venv", "system")])
-    assert [install._name(d) for d in dists].count(f"fake-{module}") == 2
+    assert [distributions.dist_name(d) for d in dists].count(f"fake-{module}") == 2
     assert install.duplicate_findings(dists, [f"fake-{module}", "unrelated"]) == []
     # the venv's copy gone but its dist-info left: the one named (26.4) is not the one imported (26.2)
     (venv / module / "__init__.py").unlink()
@@ -130,9 +130,9 @@ def test_a_venv_over_system_packages_is_one_install(tmp_path, monkeypatch):
 
 _VENV_VERDICT = """
 import json, sys
-from fixtures.plugin import install
+from fixtures.plugin import distributions, install
 dists = install.installed()
-names = [install._name(d) for d in install.dsl_distributions(dists)] + ["torch", *install._required_names(install.REQUIREMENTS)]
+names = [distributions.dist_name(d) for d in install.dsl_distributions(dists)] + ["torch", *install._required_names(install.REQUIREMENTS)]
 found = install.duplicate_findings(dists, names) + install.shadow_findings(dists) + install.requirement_findings(install.REQUIREMENTS, dists)
 print(json.dumps({"path": sys.path, "findings": [f.detail for f in found]}))
 """
@@ -662,4 +662,22 @@ def test_package_names_compare_as_pip_normalises_them():
     way finds a package named the other (a dotted name was 'not installed' before)."""
     from types import SimpleNamespace
 
-    assert install._name(SimpleNamespace(metadata={"Name": "Zope.Interface_X"})) == "zope-interface-x"
+    assert distributions.dist_name(SimpleNamespace(metadata={"Name": "Zope.Interface_X"})) == "zope-interface-x"
+
+
+def test_the_install_checks_import_one_way():
+    """``install`` imports ``provenance`` (inside ``check_dsl``); neither ``provenance`` nor
+    ``distributions``, which both read package names from, imports ``install`` back."""
+    import ast
+    from pathlib import Path
+
+    def imported(module) -> set[str]:
+        tree = ast.parse(Path(module.__file__).read_text())
+        return {f"{n.module}.{a.name}" if isinstance(n, ast.ImportFrom) else a.name
+                for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+
+    from fixtures.plugin import provenance
+
+    assert "fixtures.plugin.provenance" in imported(install)
+    for module in (provenance, distributions):
+        assert not any(name.startswith("fixtures.plugin.install") for name in imported(module)), module.__name__
