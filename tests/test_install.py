@@ -681,3 +681,59 @@ def test_the_install_checks_import_one_way():
     assert "fixtures.plugin.provenance" in imported(install)
     for module in (provenance, distributions):
         assert not any(name.startswith("fixtures.plugin.install") for name in imported(module)), module.__name__
+
+
+def test_a_copy_without_its_dist_info_on_pythonpath_is_refused(tmp_path, monkeypatch):
+    """numpy 1.25.2 unpacked onto ``PYTHONPATH`` without a dist-info, the numpy named 2.4.6: the
+    module imported is the unpacked one, named with ``PYTHONPATH``; without it, no finding."""
+    import importlib
+
+    module = f"numlike{abs(hash(str(tmp_path)))}"
+    site = _site_of(tmp_path, "site", module, "2.4.6", monkeypatch)
+    name = f"fake-{module}"
+    importlib.invalidate_caches()
+    assert install.imported_copy_findings(install.installed([str(site)]), [name]) == []
+    unpacked = tmp_path / "unpacked"
+    (unpacked / module).mkdir(parents=True)
+    (unpacked / module / "__init__.py").write_text("__version__ = '1.25.2'\n")
+    monkeypatch.syspath_prepend(str(unpacked))
+    monkeypatch.setenv("PYTHONPATH", str(unpacked))
+    (finding,) = install.imported_copy_findings(install.installed([str(site)]), [name])
+    assert (finding.cause, finding.subject) == ("shadowed", module)
+    assert finding.detail == (f"imports from {unpacked / module / '__init__.py'}, which no installed package owns, not {name} 2.4.6's "
+                              f"files in {site}")
+    assert finding.repair == f"remove {unpacked} from PYTHONPATH (it holds another {module})"
+
+
+@pytest.mark.parametrize("where", ["its-own-files", "pythonpath"])
+def test_a_floor_is_checked_against_the_module_imported(tmp_path, monkeypatch, where):
+    """The module's ``__version__`` below the floor while its metadata meets it: a METADATA that says
+    2.4.6 over files of 1.25.2 (repair: a reinstall within the floor), or a copy imported from
+    ``PYTHONPATH`` (repair: the entry)."""
+    import importlib
+    import sys
+    import types
+
+    module = f"numver{abs(hash(str(tmp_path)))}"
+    site = _site_of(tmp_path, "site", module, "2.4.6", monkeypatch)
+    requirements = tmp_path / "pyproject.toml"
+    requirements.write_text(f'[project]\ndependencies = ["fake-{module}>=1.26"]\n')
+    loaded = types.ModuleType(module)
+    loaded.__version__ = "2.4.6"
+    loaded.__file__ = str(site / module / "__init__.py")
+    monkeypatch.setitem(sys.modules, module, loaded)
+    importlib.invalidate_caches()
+    dists = install.installed([str(site)])
+    assert install.imported_version_findings(requirements, dists) == []
+    loaded.__version__ = "1.25.2"
+    if where == "pythonpath":
+        loaded.__file__ = str(tmp_path / "unpacked" / module / "__init__.py")
+        monkeypatch.setenv("PYTHONPATH", str(tmp_path / "unpacked"))
+        monkeypatch.syspath_prepend(str(tmp_path / "unpacked"))
+    (finding,) = install.imported_version_findings(requirements, dists)
+    assert (finding.cause, finding.subject) == ("requirement", f"fake-{module}")
+    assert finding.detail == (f"the {module} imported ({loaded.__file__}) is 1.25.2, below what pyproject.toml asks for (>=1.26), "
+                              "though its metadata says 2.4.6")
+    assert finding.repair == (f'`pip install --force-reinstall --no-deps "fake-{module}>=1.26"` (its files are not the version its '
+                              "metadata names)" if where == "its-own-files" else
+                              f"remove {tmp_path / 'unpacked'} from PYTHONPATH (it holds another {module})")
