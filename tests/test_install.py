@@ -737,3 +737,33 @@ def test_a_floor_is_checked_against_the_module_imported(tmp_path, monkeypatch, w
     assert finding.repair == (f'`pip install --force-reinstall --no-deps "fake-{module}>=1.26"` (its files are not the version its '
                               "metadata names)" if where == "its-own-files" else
                               f"remove {tmp_path / 'unpacked'} from PYTHONPATH (it holds another {module})")
+
+
+def test_an_arch_the_dsl_does_not_know_stops_the_run(project, monkeypatch):
+    """``CUTE_DSL_ARCH=sm_1000``: green before (the harness compiles for its own arch); every compile
+    of the user's own programs fails with it."""
+    assert install.variable_findings({"CUTE_DSL_ARCH": "sm_90a"}) == []
+    monkeypatch.setenv("CUTE_DSL_ARCH", "sm_1000")
+    project.makepyfile(test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")
+    result = project.runpytest_inprocess("--report-dir=report")
+    assert result.ret == INSTALL_BROKEN_EXIT
+    assert result.errlines[0].startswith("Exit: INSTALL BROKEN: CUTE_DSL_ARCH: names sm_1000, an arch the DSL does not know: "
+                                         "every compile outside the harness fails")
+    assert "repair: unset it, or set one the DSL knows (sm_80 ... " in result.errlines[0]
+
+
+def test_a_variable_the_harness_overrides_is_named_in_the_header(project, monkeypatch):
+    """The user's ``CUTE_DSL_ARCH`` and ``CUTE_DSL_DISABLE_FILE_CACHING``, set otherwise for the run:
+    the header names each with the user's value; one the harness leaves alone is not named."""
+    assert install.overridden({"CUTE_DSL_LOG_LEVEL": "10"}, {"CUTE_DSL_LOG_LEVEL": "10"}) is None
+    for name in [n for n in os.environ if n.startswith("CUTE_DSL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CUTE_DSL_ARCH", "sm_80")
+    monkeypatch.setenv("CUTE_DSL_DISABLE_FILE_CACHING", "0")
+    monkeypatch.setenv("CUTE_DSL_LOG_LEVEL", "10")
+    project.makepyfile(test_one="import pytest\n\n@pytest.mark.harness\ndef test_one():\n    pass\n")
+    result = project.runpytest_inprocess("--report-dir=report", "--arch=sm_90a")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["CUTE_DSL_[*] the harness overrides for its run: "
+                                 "CUTE_DSL_ARCH=sm_80 (yours, what your own programs run with; the run's: sm_90a), "
+                                 "CUTE_DSL_DISABLE_FILE_CACHING=0 (yours, what your own programs run with; the run's: 1)"])
