@@ -607,16 +607,69 @@ def test_an_old_driver_first_on_ld_library_path_is_named(tmp_path, monkeypatch):
     assert finding.subject == "oldcuda" and finding.repair.startswith("update the CUDA driver") and "reinstall" not in finding.repair
 
 
-def test_a_shadowing_module_file_is_named_not_its_folder(site, tmp_path, monkeypatch):
-    """A ``cutlass.py`` in the checkout: the file is the repair, never the whole checkout."""
+@pytest.mark.parametrize("started", ["in-it", "elsewhere"])
+def test_a_shadowing_module_file_is_named_not_its_folder(site, tmp_path, monkeypatch, started):
+    """A ``cutlass.py`` in the folder the run starts from: the file is the repair, never the whole
+    folder. In the harness's checkout with the run started elsewhere (pytest puts the checkout on
+    ``sys.path`` for its ``conftest.py``), the checkout is named as such: running from another
+    folder would not help."""
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     (checkout / "fakemod.py").write_text("")
     make_dist(site, "fakepkg", "1.0", {"fakemod/__init__.py": ""})
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.syspath_prepend(str(checkout))
+    if started == "in-it":
+        monkeypatch.chdir(checkout)
+        expected = f"rename or remove {checkout / 'fakemod.py'}, or run from another folder"
+    else:
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr(install, "CHECKOUT", checkout.resolve())
+        expected = (f"rename or remove {checkout / 'fakemod.py'} (in the harness's checkout, which pytest puts on sys.path "
+                    "for its conftest.py wherever the run starts)")
     (finding,) = install.shadow_findings(install.installed([str(site)]), {"fakemod": "fakepkg"})
-    assert finding.repair == f"rename or remove {checkout / 'fakemod.py'}, or run from another folder"
+    assert finding.repair == expected
+
+
+def test_a_driver_library_forced_by_ld_preload_is_named(tmp_path, monkeypatch):
+    """A CUDA 11.8 ``libcuda.so.1`` forced by ``LD_PRELOAD``: the variable is the repair, not the driver."""
+    from fixtures.dsl import environment
+
+    (tmp_path / "preloadcuda.py").write_text(
+        "raise RuntimeError('None of the installed toolkit flavors (cu12) are compatible with the CUDA driver "
+        "(driver supports up to CUDA 11.8).')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("LD_PRELOAD", "/opt/libfoo.so /opt/cuda-11.8/libcuda.so.1")
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    monkeypatch.setattr(environment, "driver_library", lambda: ("/opt/cuda-11.8/libcuda.so.1", "11.8"))
+    (finding,) = install.import_findings("preloadcuda", "nvidia-cutlass-dsl")
+    assert finding.subject == "LD_PRELOAD" and finding.detail.endswith("(CUDA 11.8), preloaded by LD_PRELOAD")
+    assert finding.repair == "remove /opt/cuda-11.8/libcuda.so.1 from LD_PRELOAD (the system's driver library is then loaded)"
+    monkeypatch.setenv("LD_PRELOAD", "/opt/libfoo.so")
+    (finding,) = install.import_findings("preloadcuda", "nvidia-cutlass-dsl")
+    assert finding.subject == "preloadcuda" and finding.repair.startswith("update the CUDA driver")
+
+
+@pytest.mark.parametrize("renamed", [False, True])
+def test_a_version_in_a_repair_is_one_that_was_installed(site, renamed):
+    """The top package's METADATA edited to say 4.8.2 (no such release): the repair names the 4.8.1
+    its dist-info was installed as, never 4.8.2; with the folder renamed to match, no version at all.
+    The libs at 4.8.1 are not a version mix: the edit is the finding."""
+    info = next(site.glob("nvidia_cutlass_dsl-*.dist-info"))
+    (info / "RECORD").write_text(_record_line(site, f"{info.name}/METADATA") + "\n" + (info / "RECORD").read_text())  # as a wheel's
+    (info / "METADATA").write_text((info / "METADATA").read_text().replace("Version: 4.8.1", "Version: 4.8.2"))
+    if renamed:
+        record = info / "RECORD"
+        record.write_text(record.read_text().replace(info.name, "nvidia_cutlass_dsl-4.8.2.dist-info"))
+        info = info.rename(info.with_name("nvidia_cutlass_dsl-4.8.2.dist-info"))
+    dsl = dsl_of(site)
+    (top,) = [d for d in dsl if d.metadata["Name"] == "nvidia-cutlass-dsl"]
+    assert top.version == "4.8.2" and install.version_findings(dsl) == []
+    (finding,) = install.record_findings(top)
+    assert f"1 changed ({info.name}/METADATA)" in finding.detail and "4.8.2`" not in finding.repair
+    assert finding.repair == ("`pip install --force-reinstall --no-deps nvidia-cutlass-dsl==VERSION`, a release `pip index versions "
+                              "nvidia-cutlass-dsl` lists (its METADATA was edited after install: the 4.8.2 it says is no version to "
+                              "trust)" if renamed else "`pip install --force-reinstall --no-deps nvidia-cutlass-dsl==4.8.1`")
 
 
 @pytest.mark.parametrize("how", ["PYTHONPATH", ".pth"])
