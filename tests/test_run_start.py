@@ -258,11 +258,32 @@ def test_a_baseline_save_without_a_gpu_is_refused_at_start(usage_error):
                     "measures nothing here, so there is no baseline to save (run it on a GPU runner)")
 
 
-def test_more_xdist_workers_than_cpus_is_one_warning_before_anything_else(project):
-    """``-n 16`` on two CPUs ran 4.5 times slower than ``-n 2``, without a word."""
+def test_more_xdist_workers_than_cpus_are_capped_in_one_line(project):
+    """``-n 16`` on two CPUs ran 4.5 times slower than ``-n 2``, without a word; ``-n 64`` was still
+    starting workers after 170 s: the run starts one a CPU (xdist's list of workers cut), and says so first."""
+    from types import SimpleNamespace
+
+    from fixtures.plugin import startup
+
+    config = SimpleNamespace(option=SimpleNamespace(numprocesses=64, tx=["popen"] * 64))
+    assert startup.cap_workers(config, 2) == "-n 64: capped at 2 workers, one a CPU of this machine's 2 (each compiles on " \
+                                             "a CPU of its own: more only wait)"
+    assert (config.option.numprocesses, config.option.tx) == (2, ["popen", "popen"])
+    assert startup.cap_workers(config, 2) is None
     cpus = len(os.sched_getaffinity(0))
-    result = project.runpytest_inprocess("-n", str(cpus + 1), "--collect-only", "test_one.py")
+    result = project.runpytest_inprocess("-n", str(cpus + 3), "--collect-only", "test_one.py")
     assert result.ret == pytest.ExitCode.OK
-    assert result.errlines[0] == (f"warning: -n {cpus + 1} starts {cpus + 1} workers on {cpus} CPUs: each compiles on a "
-                                  f"CPU of its own, so the run is slower than with -n {cpus}, not faster")
-    assert "warning" not in project.runpytest_inprocess("-n", str(cpus), "--collect-only", "test_one.py").stderr.str()
+    assert result.errlines[0].startswith(f"-n {cpus + 3}: capped at {cpus} workers")
+    assert "capped" not in project.runpytest_inprocess("-n", str(cpus), "--collect-only", "test_one.py").stderr.str()
+
+
+def test_a_report_folder_inside_a_finished_runs_report_is_refused(project, usage_error):
+    """``--report-dir runs/done/again``, ``runs/done`` a finished run's report: accepted silently
+    before, its files then read as that run's. One line at start; the finished report untouched."""
+    done = project.path / "runs" / "done"
+    done.mkdir(parents=True)
+    (done / "results.json").write_text("{}")
+    line = usage_error("--report-dir", "runs/done/again", "test_one.py")
+    assert line == (f"ERROR: --report-dir runs/done/again: inside another run's report ({done}, which holds its results.json): "
+                    "choose a folder outside it")
+    assert sorted(p.name for p in done.iterdir()) == ["results.json"]
