@@ -820,3 +820,60 @@ def test_a_variable_the_harness_overrides_is_named_in_the_header(project, monkey
     result.stdout.fnmatch_lines(["CUTE_DSL_[*] the harness overrides for its run: "
                                  "CUTE_DSL_ARCH=sm_80 (yours, what your own programs run with; the run's: sm_90a), "
                                  "CUTE_DSL_DISABLE_FILE_CACHING=0 (yours, what your own programs run with; the run's: 1)"])
+
+
+def test_a_callable_object_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
+    """A ``.pth`` that wraps ``cute.where`` in a callable object (its class's ``__call__``), or a
+    partial of a function: not plain functions, named all the same (49 failures, the patch never
+    named, before)."""
+    import functools
+    import types
+
+    from fixtures.plugin import paths, provenance
+
+    (tmp_path / "wrapper.py").write_text("class Wrapped:\n    def __init__(self, f):\n        self.f = f\n"
+                                         "    def __call__(self, c, a, b):\n        return self.f(c, b, a)\n"
+                                         "def swapped(f, c, a, b):\n    return f(c, b, a)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import wrapper
+
+    (tmp_path / "zz_wrap.pth").write_text("import wrapper\n")
+    monkeypatch.setattr(paths, "site_folders", lambda: [str(tmp_path)])
+    own = tmp_path / "cute.py"
+    own.write_text("def where(c, a, b):\n    return a if c else b\n")
+    cute = types.ModuleType("cutlass.cute")
+    exec(compile(own.read_text(), str(own), "exec"), vars(cute))
+    real = cute.where
+    for patch, what in [(wrapper.Wrapped(real), "a wrapper.Wrapped object (its __call__)"),
+                        (functools.partial(wrapper.swapped, real), "wrapper.swapped")]:
+        cute.where = patch
+        (finding,) = provenance.foreign_functions([cute], {str(own)})
+        assert finding.subject == "cutlass.cute.where"
+        assert finding.detail.startswith(f"is {what} from {tmp_path / 'wrapper.py'}, not the DSL's own code")
+        assert finding.repair == f"remove {tmp_path / 'zz_wrap.pth'} (it imports wrapper into every Python process)"
+
+
+def test_a_patched_torch_reference_is_named_as_the_harnesss_reference(tmp_path, monkeypatch):
+    """A ``sitecustomize.py`` that patches ``torch.add`` and ``Tensor.__add__``: named as the
+    harness's reference (9 failures blamed the DSL before, whose answers were right)."""
+    import importlib.util
+
+    import torch
+
+    from fixtures.plugin import provenance
+
+    dists = install.installed()
+    assert provenance.reference_findings(dists) == []
+    (tmp_path / "sitecustomize.py").write_text(
+        "import torch\n_add = torch.add\ndef add(a, b, **kw):\n    return _add(a, b, **kw) + 1\n"
+        "class Plus:\n    def __init__(self, f):\n        self.f = f\n    def __call__(self, a, b):\n        return self.f(a, b) + 1\n")
+    spec = importlib.util.spec_from_file_location("planted_sitecustomize", tmp_path / "sitecustomize.py")  # this one's own may be loaded
+    planted = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(planted)
+    monkeypatch.setattr(torch, "add", planted.add)
+    monkeypatch.setattr(torch.Tensor, "__add__", planted.Plus(torch.Tensor.__add__))
+    found = provenance.reference_findings(dists)
+    assert sorted(f.subject for f in found) == ["torch.Tensor.__add__", "torch.add"]
+    for finding in found:
+        assert f"from {tmp_path / 'sitecustomize.py'}, not torch's own code: the harness's reference" in finding.detail
+        assert finding.repair == f"remove {tmp_path / 'sitecustomize.py'}, or what imports it at start"
