@@ -877,3 +877,22 @@ def test_a_patched_torch_reference_is_named_as_the_harnesss_reference(tmp_path, 
     for finding in found:
         assert f"from {tmp_path / 'sitecustomize.py'}, not torch's own code: the harness's reference" in finding.detail
         assert finding.repair == f"remove {tmp_path / 'sitecustomize.py'}, or what imports it at start"
+
+
+def test_a_plugin_that_patches_the_dsl_after_start_stops_the_run(project, monkeypatch):
+    """A pytest plugin (``-p``, as its own ``pytest11`` entry point loads it) that wraps ``cute.where``
+    in its ``pytest_sessionstart``, after the start's check: the run stops naming it, exit 6, its
+    report written (49 semantics failures, the patch never named, before)."""
+    project.makepyfile(
+        patching_plugin="import cutlass.cute as cute\n\nclass Wrapped:\n    def __init__(self, f):\n        self.f = f\n"
+                        "    def __call__(self, *a, **k):\n        return self.f(*a, **k)\n\n"
+                        "def pytest_sessionstart(session):\n    cute.where = Wrapped(cute.where)\n\n"
+                        "def pytest_unconfigure(config):\n    if isinstance(cute.where, Wrapped):\n        cute.where = cute.where.f\n",
+        test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")
+    monkeypatch.syspath_prepend(str(project.path))
+    result = project.runpytest_inprocess("-p", "patching_plugin", "--report-dir=report")
+    assert result.ret == INSTALL_BROKEN_EXIT
+    assert "INSTALL BROKEN: cutlass.cute.where: is a patching_plugin.Wrapped object (its __call__) from " in result.stdout.str() + result.stderr.str()
+    run = RunResult.from_json(json.loads((project.path / "report" / "results.json").read_text()))
+    assert (run.status, run.install[0].subject) == ("install broken", "cutlass.cute.where")
+    assert "passed" not in {c.outcome for c in run.cases}
