@@ -896,3 +896,23 @@ def test_a_plugin_that_patches_the_dsl_after_start_stops_the_run(project, monkey
     run = RunResult.from_json(json.loads((project.path / "report" / "results.json").read_text()))
     assert (run.status, run.install[0].subject) == ("install broken", "cutlass.cute.where")
     assert "passed" not in {c.outcome for c in run.cases}
+
+
+def test_a_venv_whose_packages_are_links_is_one_install(tmp_path, monkeypatch):
+    """A venv whose package folders and dist-info are symlinks to another install's (how
+    ``tests/test_semantics_planted.py`` builds its edited DSL's venv): the module imported through
+    the link is the named copy's, no finding."""
+    import importlib
+
+    module = f"linked{abs(hash(str(tmp_path)))}"
+    real = tmp_path / "real"
+    make_dist(real, f"fake-{module}", "1.0", {f"{module}/__init__.py": ""})
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    for entry in real.iterdir():
+        (venv / entry.name).symlink_to(entry)
+    monkeypatch.syspath_prepend(str(venv))
+    importlib.invalidate_caches()
+    dists = install.installed([str(venv)])
+    assert install.imported_copy_findings(dists, [f"fake-{module}"]) == []
+    assert install.duplicate_findings(dists, [f"fake-{module}"]) == []
