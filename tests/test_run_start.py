@@ -39,6 +39,8 @@ STAGE_MODULES = {
 @pytest.fixture
 def project(project):
     project.makepyfile(test_one=ONE_TEST, **STAGE_MODULES)
+    (project.path / "heavy_pkg").mkdir()  # a package whose import is heavy: never run to find a submodule it lacks
+    (project.path / "heavy_pkg" / "__init__.py").write_text("raise RuntimeError('heavy_pkg was imported')\n")
     (project.path / "examples").mkdir()
     (project.path / "examples" / "my_stages.py").write_text("")  # a file path a kernel author may give
     return project
@@ -48,7 +50,7 @@ def leftovers(project) -> list[str]:
     """What a run left in the project folder (besides the project, pytester's own files and
     pytest-benchmark's storage folder) and the harness's temporary folders (``cute-*``; the DSL
     keeps a cache of its own there)."""
-    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "examples", "stdin", "stdout", "stderr", ".benchmarks",
+    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "examples", "heavy_pkg", "stdin", "stdout", "stderr", ".benchmarks",
             "__pycache__",
             *(f"{m}.py" for m in STAGE_MODULES)}
     left = sorted(p.name for p in project.path.iterdir() if p.name not in mine and not p.name.startswith("runpytest-"))
@@ -68,6 +70,9 @@ def leftovers(project) -> list[str]:
                      id="stage-name-taken"),
         pytest.param(("--stage-module", "no_such_module"),
                      "ERROR: --stage-module no_such_module: ModuleNotFoundError: No module named 'no_such_module'", id="stage-missing"),
+        pytest.param(("--stage-module", "heavy_pkg.missing"),
+                     "ERROR: --stage-module heavy_pkg.missing: ModuleNotFoundError: No module named 'heavy_pkg.missing'",
+                     id="stage-submodule-missing"),
         pytest.param(("--stage-module", "registers_nothing"),
                      "ERROR: --stage-module registers_nothing: registers no stage (decorate each kernel with @register('name')",
                      id="stage-none-registered"),
