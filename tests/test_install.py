@@ -916,3 +916,21 @@ def test_a_venv_whose_packages_are_links_is_one_install(tmp_path, monkeypatch):
     dists = install.installed([str(venv)])
     assert install.imported_copy_findings(dists, [f"fake-{module}"]) == []
     assert install.duplicate_findings(dists, [f"fake-{module}"]) == []
+
+
+def test_the_dsl_in_a_venv_and_in_the_system_is_judged_by_the_venvs_copy(site, tmp_path):
+    """The DSL in a venv and an older one in the system it was made over: its versions and
+    requirements are the venv's copy's (the one named and imported), not the later copy's."""
+    system = tmp_path / "system"
+    make_dist(system, "nvidia-cutlass-dsl", "4.3.5", {"nvidia_cutlass_dsl.pth": ""})
+    make_dist(system, "nvidia-cutlass-dsl-libs-core", "4.3.5", {"nvidia_cutlass_dsl/pkg/cutlass/__init__.py": ""})
+    info = next(system.glob("nvidia_cutlass_dsl_libs_core-*.dist-info"))
+    (info / "METADATA").write_text((info / "METADATA").read_text() + "Requires-Dist: absentpkg>=1\n")
+    dists = install.installed([str(site), str(system)])
+    dsl = install.dsl_distributions(dists)
+    assert len(dsl) == 4
+    assert install.version_findings(dsl) == []
+    assert install.dsl_requirement_findings(dsl, dists) == []
+    make_dist(site, "nvidia-cutlass-dsl-libs-cu13", "4.7.1", {"nvidia_cutlass_dsl/cu13/x.so": "x"})  # a mix in the venv still is
+    (finding,) = install.version_findings(install.dsl_distributions(install.installed([str(site), str(system)])))
+    assert finding.subject == "nvidia-cutlass-dsl 4.8.1" and "nvidia-cutlass-dsl-libs-cu13 4.7.1" in finding.detail
