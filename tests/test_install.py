@@ -380,7 +380,7 @@ def test_a_broken_dist_info_is_named_with_its_package(libs_site, how):
 
 def test_a_record_missing_where_a_distribution_installed_it_is_no_finding(site):
     """A Debian-style ``dist-info`` (its package manager owns the files; it ships no RECORD), or a
-    package the run does not check the files of: no finding."""
+    package other than the DSL's (a torch or numpy built into a container image): no finding."""
     make_dist(site, "numpy", "1.26.4", {"numpy/__init__.py": ""})
     make_dist(site, "hypothesis", "6.100.0", {"hypothesis/__init__.py": ""})
     for package in ("numpy", "hypothesis"):
