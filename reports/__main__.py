@@ -4,8 +4,8 @@ and ``ab --a INSTALL --b INSTALL --out DIR``: the reports' command line.
 
 Every command exits as a run does (the README's table): 0 done, 1 what it judged needs a human
 (``merge``: a case of the merged run; ``drill``: not proved; ``ab``: B slower, a meaning changed, or a request failed), 3 a file it writes could not be
-written (a full disk), 4 bad input (the command line itself, a path that holds no run, a
-baseline, an ``--out`` that holds files, an ``ab`` install that is no program), 6 (``ab``) an
+written (a full disk), 4 bad input (the command line itself, a path that holds no run, a run
+that is no drill, a baseline, an ``--out`` that holds files, an ``ab`` install that is no program), 6 (``ab``) an
 install whose worker cannot run (INSTALL BROKEN: no DSL, an import that fails); each failure is
 one line on stderr.
 """
@@ -92,7 +92,8 @@ def _parser() -> argparse.ArgumentParser:
                                            "tier and test, the longest cases and the parallel part's tail, from a run's "
                                            "results.json (docs/gpu-runner.md).")
     when.add_argument("run", type=Path, help="report folder (holding results.json) or a results.json")
-    proof = commands.add_parser("drill", help="whether a planted-slowdown drill proved the gate (exit 0) or not (1)",
+    proof = commands.add_parser("drill", help="whether a planted-slowdown drill proved the gate (exit 0) or not (1); "
+                                "a run that planted nothing is no drill (4)",
                                 description="A --bandwidth-plant-slowdown run fails its cases when the gate works: exit 0 "
                                             "where every planted bandwidth-size case was called slower, 1 where one was not.")
     proof.add_argument("run", type=Path, help="the drill's report folder (holding results.json) or its results.json")
@@ -174,8 +175,12 @@ def _forget(args: argparse.Namespace) -> int:
 
 
 def _drill(args: argparse.Namespace) -> int:
+    """The drill's verdict; a run with no planted case measured is no drill to judge: bad input."""
     against = compare.load(args.against) if args.against else None
-    result = drill.judge(compare.load(args.run), against)
+    run = compare.load(args.run)
+    result = drill.judge(run, against)
+    if not any(c.bandwidth.planted_slowdown is not None for c in run.bench_cases()):
+        raise HarnessUsageError(f"{args.run}: {result.lines[-1].removeprefix('drill NOT PROVED: ')}")
     print("\n".join(result.lines))
     return 0 if result.proved else 1
 

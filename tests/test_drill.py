@@ -144,3 +144,15 @@ def test_a_run_of_several_gpus_is_proved_only_where_every_gpu_called_every_plant
     assert not result.proved
     assert "    missed: tv-16384x8192 (same, -0.30%)" in result.lines
     assert result.lines[-1] == "drill NOT PROVED: the gate missed a planted bandwidth-size case on gpu 1 (above)"
+
+
+def test_drill_on_a_run_that_is_no_drill_is_bad_input(tmp_path, capsys):
+    """A run that planted nothing (no --bandwidth-plant-slowdown) given to ``drill``: exit 4, one line
+    on stderr, as every bad input of ``python -m reports`` (it was 1, "needs a human")."""
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(_run(_case("tv-16384x8192", "bandwidth", 3000.0, "same", None, 0.1)).to_json()))
+    assert cli.main(["drill", str(plain)]) == 4
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"reports drill: {plain}: no case of this run was planted: not a --bandwidth-plant-slowdown run, "
+                            "or its bench cases never measured (bench cases: 1 passed)\n")

@@ -39,6 +39,8 @@ STAGE_MODULES = {
 @pytest.fixture
 def project(project):
     project.makepyfile(test_one=ONE_TEST, **STAGE_MODULES)
+    (project.path / "heavy_pkg").mkdir()  # a package whose import is heavy: never run to find a submodule it lacks
+    (project.path / "heavy_pkg" / "__init__.py").write_text("raise RuntimeError('heavy_pkg was imported')\n")
     (project.path / "examples").mkdir()
     (project.path / "examples" / "my_stages.py").write_text("")  # a file path a kernel author may give
     return project
@@ -48,7 +50,7 @@ def leftovers(project) -> list[str]:
     """What a run left in the project folder (besides the project, pytester's own files and
     pytest-benchmark's storage folder) and the harness's temporary folders (``cute-*``; the DSL
     keeps a cache of its own there)."""
-    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "examples", "stdin", "stdout", "stderr", ".benchmarks",
+    mine = {"conftest.py", "tox.ini", "requirements.txt", "fixtures", "reports", "tmp", "test_one.py", "examples", "heavy_pkg", "stdin", "stdout", "stderr", ".benchmarks",
             "__pycache__",
             *(f"{m}.py" for m in STAGE_MODULES)}
     left = sorted(p.name for p in project.path.iterdir() if p.name not in mine and not p.name.startswith("runpytest-"))
@@ -68,6 +70,9 @@ def leftovers(project) -> list[str]:
                      id="stage-name-taken"),
         pytest.param(("--stage-module", "no_such_module"),
                      "ERROR: --stage-module no_such_module: ModuleNotFoundError: No module named 'no_such_module'", id="stage-missing"),
+        pytest.param(("--stage-module", "heavy_pkg.missing"),
+                     "ERROR: --stage-module heavy_pkg.missing: ModuleNotFoundError: No module named 'heavy_pkg.missing'",
+                     id="stage-submodule-missing"),
         pytest.param(("--stage-module", "registers_nothing"),
                      "ERROR: --stage-module registers_nothing: registers no stage (decorate each kernel with @register('name')",
                      id="stage-none-registered"),
@@ -258,11 +263,32 @@ def test_a_baseline_save_without_a_gpu_is_refused_at_start(usage_error):
                     "measures nothing here, so there is no baseline to save (run it on a GPU runner)")
 
 
-def test_more_xdist_workers_than_cpus_is_one_warning_before_anything_else(project):
-    """``-n 16`` on two CPUs ran 4.5 times slower than ``-n 2``, without a word."""
+def test_more_xdist_workers_than_cpus_are_capped_in_one_line(project):
+    """``-n 16`` on two CPUs ran 4.5 times slower than ``-n 2``, without a word; ``-n 64`` was still
+    starting workers after 170 s: the run starts one a CPU (xdist's list of workers cut), and says so first."""
+    from types import SimpleNamespace
+
+    from fixtures.plugin import startup
+
+    config = SimpleNamespace(option=SimpleNamespace(numprocesses=64, tx=["popen"] * 64))
+    assert startup.cap_workers(config, 2) == "-n 64: capped at 2 workers, one a CPU of this machine's 2 (each compiles on " \
+                                             "a CPU of its own: more only wait)"
+    assert (config.option.numprocesses, config.option.tx) == (2, ["popen", "popen"])
+    assert startup.cap_workers(config, 2) is None
     cpus = len(os.sched_getaffinity(0))
-    result = project.runpytest_inprocess("-n", str(cpus + 1), "--collect-only", "test_one.py")
+    result = project.runpytest_inprocess("-n", str(cpus + 3), "--collect-only", "test_one.py")
     assert result.ret == pytest.ExitCode.OK
-    assert result.errlines[0] == (f"warning: -n {cpus + 1} starts {cpus + 1} workers on {cpus} CPUs: each compiles on a "
-                                  f"CPU of its own, so the run is slower than with -n {cpus}, not faster")
-    assert "warning" not in project.runpytest_inprocess("-n", str(cpus), "--collect-only", "test_one.py").stderr.str()
+    assert result.errlines[0].startswith(f"-n {cpus + 3}: capped at {cpus} workers")
+    assert "capped" not in project.runpytest_inprocess("-n", str(cpus), "--collect-only", "test_one.py").stderr.str()
+
+
+def test_a_report_folder_inside_a_finished_runs_report_is_refused(project, usage_error):
+    """``--report-dir runs/done/again``, ``runs/done`` a finished run's report: accepted silently
+    before, its files then read as that run's. One line at start; the finished report untouched."""
+    done = project.path / "runs" / "done"
+    done.mkdir(parents=True)
+    (done / "results.json").write_text("{}")
+    line = usage_error("--report-dir", "runs/done/again", "test_one.py")
+    assert line == (f"ERROR: --report-dir runs/done/again: inside another run's report ({done}, which holds its results.json): "
+                    "choose a folder outside it")
+    assert sorted(p.name for p in done.iterdir()) == ["results.json"]
