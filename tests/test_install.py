@@ -419,11 +419,11 @@ def test_the_broken_dist_info_repair_works_when_followed(tmp_path):
     wheels.mkdir()
     _wheel(wheels, "nvidia_cutlass_dsl_libs_fake", "1.0", {"fakedslpkg/__init__.py": "VALUE = 1\n"})
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)  # its own pip (ensurepip): a tox env made by uv has none
     python = str(venv / "bin" / "python")
 
     def pip(*args):
-        return subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-index",
+        return subprocess.run([python, "-m", "pip", "install", "-q", "--no-index",
                                "--find-links", str(wheels), "--disable-pip-version-check", *args], capture_output=True, text=True)
 
     assert pip("--no-deps", "nvidia-cutlass-dsl-libs-fake==1.0").returncode == 0
