@@ -93,6 +93,8 @@ def leftovers(project) -> list[str]:
                      "within 120 s, or off (the gate's is 3)", id="fault-storm-zero"),
         pytest.param(("--fault-storm", "many"), "ERROR: --fault-storm many: expected a number of device faults",
                      id="fault-storm-not-a-number"),
+        pytest.param(("--benchmark-only", "-n", "2"),
+                     "ERROR: --benchmark-only with -n: a parallel run measures its bench cases alone", id="benchmark-only-under-xdist"),
         pytest.param(("--stage-module", "examples/my_stages.py"),
                      "ERROR: --stage-module examples/my_stages.py: a file path; name the module as Python imports it: "
                      "--stage-module examples.my_stages", id="stage-path"),
