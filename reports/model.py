@@ -418,6 +418,7 @@ class Meaning:
     type: str  # "Int8", or "Float32 to Int8"
     path: str  # gpu or host
     meaning: str  # "C: the sign of the dividend (torch.fmod)"
+    cpu: str = ""  # a host result the CPU decides: the CPU class it holds on ("x86-64 without AVX-512")
 
 
 @dataclass

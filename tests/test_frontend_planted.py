@@ -19,23 +19,14 @@ An edit of the PyIR frontend alone, made in the same copy (``pyir_preprocessor.p
 default frontend (its cases are among those that pass there): the lane is what sees it. One copy,
 two child pytests on a few cases each: 30-40 s on 2 shared cores."""
 
-import csv
-import io
 import json
-import os
-import shutil
 import subprocess
-import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
 
 from fixtures.cases import frontend as fe
-from fixtures.plugin import install
-from tests.conftest import ROOT
-from tests.test_semantics_planted import Edit, _digest, _mirror
+from tests.edited_dsl import Edit, EditedDsl
 
 pytestmark = pytest.mark.harness
 
@@ -94,62 +85,23 @@ PYIR_PLANTED = {_case("const_expr", k=3): fe.CONSTRUCTS["const_expr"].what,  # r
 UNTOUCHED = tuple(_case(name) for name in ("while", "ternary", "lambda", "closure")) + tuple(PYIR_PLANTED)
 
 
-class EditedFrontend:
-    """A virtual environment whose DSL is this one's with ``EDITS`` made and its ``RECORD`` rows rewritten."""
-
-    def __init__(self, folder: Path, edits: tuple[Edit, ...]):
-        dsl = install.dsl_distributions(install.installed())
-        assert dsl, "no DSL installed"
-        source = Path(dsl[0].locate_file(""))
-        owned = {file.parts[0] for dist in dsl for file in dist.files or [] if file.parts[0] != ".."}
-        venv.EnvBuilder(symlinks=True).create(folder)
-        self.python = folder / "bin" / "python"
-        self.site = folder / Path(sysconfig.get_path("purelib")).relative_to(sysconfig.get_path("data"))
-        for entry in source.iterdir():
-            if entry.name not in owned:
-                (self.site / entry.name).symlink_to(entry)
-            elif entry.name.endswith(".dist-info"):
-                shutil.copytree(entry, self.site / entry.name)
-            elif entry.is_dir():
-                _mirror(entry, self.site / entry.name)
-            else:
-                (self.site / entry.name).symlink_to(entry)
-        for script in Path(sysconfig.get_path("scripts")).iterdir():
-            if not os.path.lexists(self.python.parent / script.name):
-                (self.python.parent / script.name).symlink_to(script)
-        for edit in edits:
-            target = self.site / edit.file
-            text = target.read_text()
-            assert text.count(edit.old) == 1, f"the DSL's {edit.file} no longer holds the text this edit replaces: {edit.old!r}"
-            if target.is_symlink():  # never write through a link into the install
-                target.unlink()
-                (target.parent / "__pycache__" / f"{target.stem}.{sys.implementation.cache_tag}.pyc").unlink(missing_ok=True)
-            target.write_text(text.replace(edit.old, edit.new))
-        edited = {edit.file for edit in edits}
-        for record in self.site.glob("*.dist-info/RECORD"):
-            rows = [[row[0], _digest(self.site / row[0]), str((self.site / row[0]).stat().st_size)] if row[0] in edited
-                    else row for row in csv.reader(io.StringIO(record.read_text()))]
-            out = io.StringIO()
-            csv.writer(out, lineterminator="\n").writerows(rows)
-            record.write_text(out.getvalue())
-
-    def pytest(self, report: Path, *cases: str, frontend: str = fe.DEFAULT_FRONTEND) -> subprocess.CompletedProcess:
-        """The host tier's frontend family on ``cases`` under ``frontend`` in this environment, from the checkout."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV", "CUTE_DSL_"))}
-        return subprocess.run(
-            [self.python, "-m", "pytest", "suites/host/test_frontend_on_host.py", "-p", "no:randomly", "-n", "0", "-q",
-             "--frontend", frontend, "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+def _pytest(edited: EditedDsl, report: Path, *cases: str, frontend: str = fe.DEFAULT_FRONTEND) -> subprocess.CompletedProcess:
+    """The host tier's frontend family on ``cases`` under ``frontend`` in the edited install, from the checkout."""
+    return edited.pytest("suites/host/test_frontend_on_host.py", "--frontend", frontend, "-k",
+                         " or ".join(f"{case}]" for case in cases), f"--report-dir={report}",
+                         dropped=("PYTEST", "PYTHONPATH", "VIRTUAL_ENV", "CUTE_DSL_"))
 
 
 @pytest.fixture(scope="module")
 def edited(tmp_path_factory):
-    return EditedFrontend(tmp_path_factory.mktemp("edited") / "env", EDITS + PYIR_EDITS)
+    edited = EditedDsl(tmp_path_factory.mktemp("edited") / "env", EDITS + PYIR_EDITS)
+    edited.records(rewritten=True)
+    return edited
 
 
 def test_edited_frontend_with_rewritten_records_is_red_naming_construct_and_path(edited, tmp_path):
     report = tmp_path / "report"
-    done = edited.pytest(report, *PLANTED, *UNTOUCHED)
+    done = _pytest(edited, report, *PLANTED, *UNTOUCHED)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # red, not stopped by the install check (6)
     cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((report / "results.json").read_text())["cases"]}
     assert set(cases) == {*PLANTED, *UNTOUCHED}, sorted(cases)
@@ -163,7 +115,7 @@ def test_edited_frontend_with_rewritten_records_is_red_naming_construct_and_path
 def test_an_edited_pyir_frontend_is_red_under_the_pyir_lane(edited, tmp_path):
     """The same copy under ``--frontend pyir``: the PyIR edit's cases fail, each naming its construct
     (the default frontend's run above passed them)."""
-    done = edited.pytest(tmp_path / "pyir", *PYIR_PLANTED, frontend=fe.PYIR_FRONTEND)
+    done = _pytest(edited, tmp_path / "pyir", *PYIR_PLANTED, frontend=fe.PYIR_FRONTEND)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((tmp_path / "pyir" / "results.json").read_text())["cases"]}
     assert set(cases) == set(PYIR_PLANTED), sorted(cases)

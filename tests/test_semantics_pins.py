@@ -134,6 +134,23 @@ def test_repin_pins_what_a_run_observed_and_says_each_change(tmp_path, capsys):
                 cpu="", seen="a planted run") in after
 
 
+def test_repin_pins_a_host_result_the_cpu_decides_for_the_class_the_run_recorded(tmp_path, capsys):
+    """A host meaning recorded with its CPU class (a GPU runner's, repinned elsewhere) is pinned for
+    that class, not for the class of the machine repinning; one recorded without, for ``--host-cpu``."""
+    from fixtures.cases import repin
+
+    pins = tmp_path / "meanings.json"
+    pins.write_text((sem.PINS / "meanings.json").read_text())
+    run = _with_meaning("wraps: inf -> -128", tmp_path / "run")
+    data = json.loads((run / "results.json").read_text())
+    recorded = dict(data["cases"][0]["semantics"][0], path="host", cpu="x86-64 avx512f")
+    data["cases"][0]["semantics"] = [recorded, dict(recorded, type="Float32 to Int16", cpu=None)]
+    (run / "results.json").write_text(json.dumps(data))
+    assert repin.main([str(run), "--line", "4.8", "--host-cpu", "x86-64 elsewhere"], pins) == 0
+    after = {(p["type"], p["path"], p["cpu"]) for p in json.loads(pins.read_text())["pins"] if p["meaning"] == "wraps: inf -> -128"}
+    assert after == {("Float32 to Int8", "host", "x86-64 avx512f"), ("Float32 to Int16", "host", "x86-64 elsewhere")}
+
+
 def test_repin_refuses_a_run_it_cannot_read_in_one_line(tmp_path, capsys):
     from fixtures.cases import repin
 

@@ -11,39 +11,20 @@ signed ``>>``, narrowings rounding toward zero): each red in one line naming the
 the pinned meaning and the new one. One child pytest for all edits, another stopped at start: about
 25 s on 2 cores; on a GPU runner a third runs the narrowings in the gpu tier."""
 
-import base64
-import csv
-import hashlib
-import io
 import json
-import os
-import shutil
 import subprocess
-import sys
-import sysconfig
-import venv
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from fixtures.cases import host_cpu, releases
 from fixtures.cases import semantics as sem
-from fixtures.plugin import install
 from reports.model import INSTALL_BROKEN_EXIT
-from tests.conftest import ROOT
+from tests.edited_dsl import Edit, EditedDsl
 
 pytestmark = pytest.mark.harness
 
 HELPERS = "nvidia_cutlass_dsl/dsl_packages/cutlass/_mlir_helpers"
-
-
-@dataclass(frozen=True)
-class Edit:
-    """``old``, found once in ``file`` (a path as the DSL's ``RECORD`` lists it), becomes ``new``."""
-    file: str
-    old: str
-    new: str
 
 
 EDITS = (
@@ -123,86 +104,21 @@ UNTOUCHED = ("semantics-mod-u8-tensor", "semantics-floordiv-i8-tensor", "semanti
 HOST_SUITES = ("suites/host/test_semantics_on_host.py", "suites/api/test_pinned_exports.py")
 
 
-def _digest(path: Path) -> str:
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(path.read_bytes()).digest()).rstrip(b"=").decode()
-
-
-class EditedInstall:
-    """A virtual environment whose DSL is this one's with ``EDITS`` made: ``python`` runs it,
-    ``records(rewritten)`` puts the edited files' ``RECORD`` rows as they now hash, or as shipped."""
-
-    def __init__(self, folder: Path):
-        dsl = install.dsl_distributions(install.installed())
-        assert dsl, "no DSL installed"
-        source = Path(dsl[0].locate_file(""))  # the site folder holding the DSL
-        owned = {file.parts[0] for dist in dsl for file in dist.files or [] if file.parts[0] != ".."}
-        # a DSL staged on PYTHONPATH (a GPU runner's) has no torch beside it: the interpreter's own packages are seen then
-        staged = source.resolve() != Path(sysconfig.get_path("purelib")).resolve()
-        venv.EnvBuilder(symlinks=True, system_site_packages=staged).create(folder)
-        self.python = folder / "bin" / "python"
-        self.site = folder / Path(sysconfig.get_path("purelib")).relative_to(sysconfig.get_path("data"))
-        for entry in source.iterdir():
-            if entry.name not in owned:
-                (self.site / entry.name).symlink_to(entry)  # every other package, as installed here
-            elif entry.name.endswith(".dist-info"):
-                shutil.copytree(entry, self.site / entry.name)  # RECORD written here, not there
-            elif entry.is_dir():
-                _mirror(entry, self.site / entry.name)
-            else:
-                (self.site / entry.name).symlink_to(entry)
-        for script in Path(sysconfig.get_path("scripts")).iterdir():  # what packages install outside it (torchrun)
-            if not os.path.lexists(self.python.parent / script.name):
-                (self.python.parent / script.name).symlink_to(script)
-        self.shipped = {p: p.read_text() for p in self.site.glob("*.dist-info/RECORD")}
-        for edit in EDITS + PINNED_EDITS:
-            target = self.site / edit.file
-            text = target.read_text()
-            assert text.count(edit.old) == 1, f"the DSL's {edit.file} no longer holds the text this edit replaces: {edit.old!r}"
-            if target.is_symlink():  # never write through a link into the install
-                target.unlink()
-                (target.parent / "__pycache__" / f"{target.stem}.{sys.implementation.cache_tag}.pyc").unlink(missing_ok=True)
-            target.write_text(text.replace(edit.old, edit.new))
-
-    def records(self, rewritten: bool) -> None:
-        """Each ``RECORD`` as shipped, or with the edited files' rows as they now hash."""
-        edited = {edit.file for edit in EDITS + PINNED_EDITS}
-        for record, text in self.shipped.items():
-            if rewritten:
-                rows = [[row[0], _digest(self.site / row[0]), str((self.site / row[0]).stat().st_size)] if row[0] in edited
-                        else row for row in csv.reader(io.StringIO(text))]
-                out = io.StringIO()
-                csv.writer(out, lineterminator="\n").writerows(rows)
-                text = out.getvalue()
-            record.write_text(text)
-
-    def pytest(self, report: Path, *cases: str, suites: tuple[str, ...] = HOST_SUITES,
-               options: tuple[str, ...] = ("-m", "host or api")) -> subprocess.CompletedProcess:
-        """The host tier's family (and the api tier's pinned exports) on ``cases`` in this environment, from
-        the checkout (``suites``: other test files); ``-m host`` runs the host path on a GPU runner too."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
-        return subprocess.run(
-            [self.python, "-m", "pytest", *suites, "-p", "no:randomly", "-n", "0", "-q", *options,
-             "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}"],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-
-
-def _mirror(source: Path, target: Path) -> None:
-    """``source``'s folders made anew under ``target``, each file a link to its own."""
-    for folder, _, names in os.walk(source):
-        made = target / Path(folder).relative_to(source)
-        made.mkdir()
-        for name in names:
-            (made / name).symlink_to(Path(folder) / name)
+def _pytest(edited: EditedDsl, report: Path, *cases: str, suites: tuple[str, ...] = HOST_SUITES,
+            options: tuple[str, ...] = ("-m", "host or api")) -> subprocess.CompletedProcess:
+    """The host tier's family (and the api tier's pinned exports) on ``cases`` in the edited install,
+    from the checkout (``suites``: other test files); ``-m host`` runs the host path on a GPU runner too."""
+    return edited.pytest(*suites, *options, "-k", " or ".join(f"{case}]" for case in cases), f"--report-dir={report}")
 
 
 @pytest.fixture(scope="module")
 def edited(tmp_path_factory):
-    return EditedInstall(tmp_path_factory.mktemp("edited") / "env")
+    return EditedDsl(tmp_path_factory.mktemp("edited") / "env", EDITS + PINNED_EDITS)
 
 
 def test_edited_sources_without_their_record_rows_stop_the_run_at_the_install_check(edited, tmp_path):
     edited.records(rewritten=False)
-    done = edited.pytest(tmp_path / "report", *PLANTED)
+    done = _pytest(edited, tmp_path / "report", *PLANTED)
     output = done.stdout + done.stderr
     assert done.returncode == INSTALL_BROKEN_EXIT, output[-3000:]
     assert "INSTALL BROKEN" in output and all(edit.file in output for edit in EDITS), output[-3000:]
@@ -213,7 +129,7 @@ def test_edited_sources_without_their_record_rows_stop_the_run_at_the_install_ch
 def test_edited_sources_with_rewritten_records_are_red_naming_operation_type_and_path(edited, tmp_path):
     edited.records(rewritten=True)
     report = tmp_path / "report"
-    done = edited.pytest(report, *PLANTED, *PINNED, *UNTOUCHED)
+    done = _pytest(edited, report, *PLANTED, *PINNED, *UNTOUCHED)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # red, not stopped by the install check (6)
     cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((report / "results.json").read_text())["cases"]}
     assert set(cases) == {*PLANTED, *PINNED, *UNTOUCHED}, sorted(cases)
@@ -239,7 +155,7 @@ def test_the_planted_narrowing_is_red_on_the_gpu_path(edited, tmp_path):
     edited.records(rewritten=True)
     report = tmp_path / "report"
     narrowed, widened = ("semantics-to-f16-f32", "semantics-to-f32-f64"), ("semantics-to-f32-f16",)
-    done = edited.pytest(report, *narrowed, *widened, suites=("suites/gpu/test_semantics.py",), options=("-m", "gpu", "--require-gpu"))
+    done = _pytest(edited, report, *narrowed, *widened, suites=("suites/gpu/test_semantics.py",), options=("-m", "gpu", "--require-gpu"))
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     cases = {c["nodeid"].split("[")[-1].rstrip("]"): c for c in json.loads((report / "results.json").read_text())["cases"]}
     for case, (src, dst) in zip(narrowed, (("Float32", "Float16"), ("Float64", "Float32"))):
