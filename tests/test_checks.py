@@ -91,6 +91,17 @@ def test_integer_poison_avoids_every_expected_value():
     checks.check_written("c", expected.clone(), poison, expected)
 
 
+def test_integer_poison_avoids_values_in_every_block_and_past_its_candidates(monkeypatch):
+    """Blocks of 3 rows: a value taken only in the short last block still counts, and values past
+    the candidates (the type's max, -1 of a 64-bit type) take none of them."""
+    monkeypatch.setattr(checks, "BLOCK_ELEMENTS", 6)
+    low = torch.iinfo(torch.int32).min
+    expected = torch.full((7, 2), torch.iinfo(torch.int32).max, dtype=torch.int32)
+    expected[0, 0], expected[6, 1] = low, low + 1  # the first block, the last
+    assert fill.poison_for(DTYPES["i32"], expected).pattern == low + 2
+    assert fill.poison_for(DTYPES["i32"], expected[:6]).pattern == low + 1
+
+
 def test_an_element_expected_to_equal_the_poison_is_never_flagged():
     expected = torch.arange(0, 256, dtype=torch.int32).to(torch.uint8)  # every u8 value: no poison is free
     poison = fill.poison_for(DTYPES["u8"], expected)
