@@ -526,10 +526,19 @@ def test_a_stale_pyc_is_named(tmp_path):
     assert bytecode.stale_bytecode(str(source), cached) == cached
 
 
-def test_a_function_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
-    """A ``.pth`` that imports a module replacing ``cute.where``: the function, its file and the ``.pth``."""
+def _own_cute(folder):
+    """A stand-in ``cutlass.cute`` whose ``where`` is defined in ``folder/cute.py``: the module and that file."""
     import types
 
+    own = folder / "cute.py"
+    own.write_text("def where(c, a, b):\n    return a if c else b\n")
+    cute = types.ModuleType("cutlass.cute")
+    exec(compile(own.read_text(), str(own), "exec"), vars(cute))
+    return cute, own
+
+
+def test_a_function_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
+    """A ``.pth`` that imports a module replacing ``cute.where``: the function, its file and the ``.pth``."""
     from fixtures.plugin import paths, provenance
 
     (tmp_path / "patcher.py").write_text("def where(c, a, b):\n    return b if c else a\n")
@@ -538,10 +547,7 @@ def test_a_function_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
 
     (tmp_path / "zz_patch.pth").write_text("import patcher\n")
     monkeypatch.setattr(paths, "site_folders", lambda: [str(tmp_path)])
-    own = tmp_path / "cute.py"
-    own.write_text("def where(c, a, b):\n    return a if c else b\n")
-    cute = types.ModuleType("cutlass.cute")
-    exec(compile(own.read_text(), str(own), "exec"), vars(cute))
+    cute, own = _own_cute(tmp_path)
     assert provenance.foreign_functions([cute], {str(own)}) == []
     cute.where = patcher.where
     (finding,) = provenance.foreign_functions([cute], {str(own)})
@@ -827,7 +833,6 @@ def test_a_callable_object_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
     partial of a function: not plain functions, named all the same (49 failures, the patch never
     named, before)."""
     import functools
-    import types
 
     from fixtures.plugin import paths, provenance
 
@@ -839,10 +844,7 @@ def test_a_callable_object_patched_into_the_dsl_is_named(tmp_path, monkeypatch):
 
     (tmp_path / "zz_wrap.pth").write_text("import wrapper\n")
     monkeypatch.setattr(paths, "site_folders", lambda: [str(tmp_path)])
-    own = tmp_path / "cute.py"
-    own.write_text("def where(c, a, b):\n    return a if c else b\n")
-    cute = types.ModuleType("cutlass.cute")
-    exec(compile(own.read_text(), str(own), "exec"), vars(cute))
+    cute, own = _own_cute(tmp_path)
     real = cute.where
     for patch, what in [(wrapper.Wrapped(real), "a wrapper.Wrapped object (its __call__)"),
                         (functools.partial(wrapper.swapped, real), "wrapper.swapped")]:
