@@ -1,6 +1,6 @@
 """Planted edits of the DSL's frontend, as an edited install carries them: the installed DSL copied
-into a fresh virtual environment (as ``tests/test_semantics_planted.py`` copies it: folders made
-anew, files linked, the edited sources and the ``dist-info`` folders copied), its frontend's own
+into a fresh virtual environment (``tests/edited_dsl.py``: folders made anew, files linked, the
+edited sources and the ``dist-info`` folders copied), its frontend's own
 Python edited and the ``RECORD`` rows rewritten to match, so the install check passes and only
 the frontend family can see the edits:
 

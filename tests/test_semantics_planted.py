@@ -1,6 +1,6 @@
 """Planted DSL edits, as an edited install carries them: the installed DSL copied into a fresh
-virtual environment (its folders made anew, its files linked, the edited sources and its
-``dist-info`` folders copied; every other package linked from this one), three of its Python
+virtual environment (``tests/edited_dsl.py``: its folders made anew, its files linked, the edited
+sources and its ``dist-info`` folders copied; every other package seen as here), three of its Python
 sources edited to change one operation's meaning each, and their ``RECORD`` rows rewritten to
 match, so the install check passes and only the semantics family can see the edits. The host
 path's family is then red, each planted case's message naming the operation, the type and the
