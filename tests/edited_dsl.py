@@ -83,9 +83,13 @@ class EditedDsl:
                 (self.site / entry.name).symlink_to(entry)
         # each as a site folder (its own .pth files read), after the copy's: the edited DSL comes first
         (self.site / OUTER_PTH).write_text("".join(f"import site; site.addsitedir({f!r})\n" for f in _outer_folders(source)))
-        for script in Path(sysconfig.get_path("scripts")).iterdir():  # what packages install outside it (torchrun)
-            if not os.path.lexists(self.python.parent / script.name):
-                (self.python.parent / script.name).symlink_to(script)
+        for dist in install.installed():  # what the copied packages' RECORDs list outside it (run-iket, torchrun)
+            if Path(dist.locate_file("")).resolve() == source:
+                for file in dist.files or []:
+                    there, here = Path(file.locate()), Path(os.path.normpath(self.site / file))
+                    if file.parts[0] == ".." and there.exists() and not os.path.lexists(here):
+                        here.parent.mkdir(parents=True, exist_ok=True)
+                        here.symlink_to(there)
         self.shipped = {p: p.read_text() for p in self.site.glob("*.dist-info/RECORD")}
         for edit in edits:
             target = self.site / edit.file
