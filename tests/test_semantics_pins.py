@@ -151,6 +151,27 @@ def test_repin_pins_a_host_result_the_cpu_decides_for_the_class_the_run_recorded
     assert after == {("Float32 to Int8", "host", "x86-64 avx512f"), ("Float32 to Int16", "host", "x86-64 elsewhere")}
 
 
+def test_repin_refuses_a_line_that_is_no_release_line_and_a_full_disk_leaves_the_pins_as_they_were(tmp_path, capsys,
+                                                                                                    monkeypatch):
+    import errno
+
+    from fixtures.cases import repin
+
+    pins = tmp_path / "meanings.json"
+    pins.write_text(before := (sem.PINS / "meanings.json").read_text())
+    run = _with_meaning("saturates: 172.0 -> 127", tmp_path / "run")
+    assert repin.main([str(run), "--line", "banana"], pins) == repin.USAGE_ERROR
+    assert capsys.readouterr().err.splitlines() == ["repin: --line banana: expected a release line, MAJOR.MINOR (4.8); nothing pinned"]
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(repin.json, "dump", full)
+    with pytest.raises(OSError):
+        repin.main([str(run), "--line", "4.8"], pins)
+    assert pins.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["meanings.json", "run"]
+
+
 def test_repin_refuses_a_run_it_cannot_read_in_one_line(tmp_path, capsys):
     from fixtures.cases import repin
 
