@@ -10,5 +10,5 @@ pytestmark = pytest.mark.compile
 
 
 @pytest.mark.parametrize("case", frontend_params("gpu", compile_only=True))
-def test_frontend_kernel_compiles(case, compared_on_the_gpu, frontend_runner):
+def test_frontend_kernel_compiles(case, compiled_by_the_gpu_tier, frontend_runner):
     frontend_runner.compile(case, "gpu")

@@ -22,7 +22,7 @@ def _sample() -> list[sem.SemanticsCase]:
 
 
 @pytest.mark.parametrize("case", semantics_params("gpu", _sample(), compile_only=True))
-def test_semantics_kernel_compiles(case, compared_on_the_gpu, semantics_runner):
+def test_semantics_kernel_compiles(case, compiled_by_the_gpu_tier, semantics_runner):
     from fixtures.dsl import semantics as run
 
     run.require_export(case, "compile")
