@@ -16,6 +16,19 @@ def test_the_second_to_leave_gets_the_firsts_result_whichever_path_it_is(tmp_pat
         assert meeting.leave(second, [1, 2, 4], first) == [1, 2, 3]
 
 
+def test_every_element_type_a_path_computes_comes_back_as_left(tmp_path):
+    """Planted by the first GPU run: a plain pickle of a uint16-64 or fp8 tensor does not load back."""
+    import torch
+
+    left = [torch.arange(5).to(dtype) for dtype in (torch.uint16, torch.uint32, torch.uint64, torch.float8_e4m3fn,
+                                                  torch.float8_e5m2, torch.bfloat16, torch.bool, torch.int8)]
+    meeting = Meeting(tmp_path, "semantics-to-u64-u8", apart=True)
+    meeting.leave("gpu", left, "host")
+    back = meeting.leave("host", [], "gpu")
+    assert [t.dtype for t in back] == [t.dtype for t in left]
+    assert all(torch.equal(a.view(torch.uint8), b.view(torch.uint8)) for a, b in zip(back, left))
+
+
 def test_case_ids_that_are_no_file_names_meet_apart(tmp_path):
     meeting, other = (Meeting(tmp_path, case_id, apart=True) for case_id in ("a/b", "a-b"))
     meeting.leave("gpu", "a/b", "host")
@@ -80,7 +93,7 @@ def test_paths_that_agree_are_green_and_each_left_its_result(pytester):
     result = _run(pytester, "gpu", "host", wrong=())
     result.assert_outcomes(passed=4)
     assert sorted(p.name for p in (pytester.path / "scratch" / "meeting").iterdir()) == [
-        "semantics-a.gpu.pickle", "semantics-a.host.pickle", "semantics-b.gpu.pickle", "semantics-b.host.pickle"]
+        "semantics-a.gpu.pt", "semantics-a.host.pt", "semantics-b.gpu.pt", "semantics-b.host.pt"]
 
 
 def test_a_test_whose_counterpart_is_not_in_the_run_computes_both_paths(pytester):

@@ -1,6 +1,7 @@
-"""Float8E4M3FN .to(Int8) reads the fp8 bits as the integer on the GPU: 1.0 becomes 56.
+"""Float8E4M3FN .to(Int8) reads the fp8 bits as the integer on the GPU and the host JIT: 1.0 becomes 56.
 
-Releases: 4.3.5 (4.8.1 does not compile it). Paths: GPU.
+Releases: 4.3.5 (4.8.1 does not compile it for the GPU). Paths: GPU, host JIT (the host JIT's seen on
+an H100 host on 2026-12-07, where 4.3.5's host JIT runs).
 Found by the cute-dsl conformance harness (semantics family, case semantics-to-i8-e4m3).
 Exit 1 while the defect shows, 0 once fixed, 2 when it cannot run here (no GPU for a GPU-only
 defect, or the operation raises on this release: not this defect).
@@ -12,7 +13,7 @@ import cutlass
 import cutlass.cute as cute
 from cutlass.cute.runtime import from_dlpack
 
-PATHS = ['gpu']  # where the defect was seen
+PATHS = ['gpu', 'host']  # where the defect was seen
 ULPS = 0  # 0: the result's bits must equal the expected ones
 
 
