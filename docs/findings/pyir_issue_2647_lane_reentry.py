@@ -1,17 +1,18 @@
-"""PyIR: CUTLASS issue 2647's class, called from a @cute.jit body that reaches the kernel as a
-Constexpr, compiles, but the compiled kernel refuses its first call.
+"""PyIR: CUTLASS issue 2647's class, defined by exec() in a namespace that is no module of
+sys.modules (as code generated at run time is), compiles into a kernel whose first call is refused.
 
 Releases: 4.8.1 under the PyIR frontend (CUTE_DSL_ENABLE_PYIR=1 with CUTE_DSL_AUTO_M2S=1; this script
 sets them); the default frontend runs it and is right. Path: GPU (host code has no lanes). Found by
 the cute-dsl conformance harness on an H100 (frontend family, --frontend pyir, case
 frontend-issue_2647_lane-i32, 2026-12-07): a class carried through __extract_mlir_values__ /
 __new_from_mlir_values__ whose @cute.jit method stores its state under `if cute.arch.lane_idx() == 0`
-and reassigns it after, used from a @cute.jit `body(t, x, out, k: Constexpr)` that the launcher and
-the kernel take as a `cutlass.Constexpr` argument (as the harness's frontend kernels take every
-record). The call raises SPEC_UNVERIFIABLE_REENTRY ("This compiled function baked a trace-time value
-that cannot be re-checked against live state"), as the lambda of pyir_lambda_constexpr_in_branch.py
-does on the host. The issue's kernel verbatim (the same lines inline in the kernel: the control
-below) runs under PyIR and is right (H100, 2026-12-07): the Constexpr-carried body is the trigger.
+and reassigns it after, used from a @cute.jit `body` that the kernel takes as a `cutlass.Constexpr`
+(as the harness's frontend kernels take every record, each defined by exec() from its text). The
+call raises SPEC_UNVERIFIABLE_REENTRY ("This compiled function baked a trace-time value that cannot
+be re-checked against live state"), as the lambda of pyir_lambda_constexpr_in_branch.py does on the
+host. The same text executed into a module registered in sys.modules runs and is right (the control
+below; on an H100, 2026-12-07, so did the issue's kernel verbatim in this script's own module): what
+PyIR cannot re-check is a global of a namespace it cannot find again.
 Exit 1 while the defect shows, 0 once fixed (the call runs and is right), 2 when it cannot run
 here (no GPU, the control fails, another error: not this defect).
 """
@@ -32,6 +33,7 @@ NAME, PATTERN = "pyir_issue_2647_lane_reentry", "SPEC_UNVERIFIABLE_REENTRY"
 THREADS = 8
 
 
+SOURCE = """
 class MyClass:  # CUTLASS issue 2647, verbatim
     def __init__(self, state, tensor, *, loc=None, ip=None):
         self.state = state
@@ -63,10 +65,29 @@ class MyClass:  # CUTLASS issue 2647, verbatim
 
 
 @cute.jit
-def body(t, x, out, k: cutlass.Constexpr):  # the harness's record: the issue's kernel body
+def body(t, x, out, k: cutlass.Constexpr):  # the issue's kernel body
     obj = MyClass(x[t], out)
     obj.mutate()
     out[t, 1] = cutlass.Int32(obj.state)
+"""
+
+
+def defined(module_name: str, registered: bool):
+    """``body`` from SOURCE, executed into a namespace named ``module_name`` (in sys.modules or not).
+    The text is written to a file first: the DSL's frontend reads a function's source with inspect."""
+    import tempfile
+    import types
+
+    path = os.path.join(tempfile.mkdtemp(), f"{module_name}.py")
+    with open(path, "w") as f:
+        f.write(SOURCE)
+    module = types.ModuleType(module_name)
+    module.__file__ = path
+    module.__dict__.update(cutlass=cutlass, cute=cute)
+    if registered:
+        sys.modules[module_name] = module
+    exec(compile(SOURCE, path, "exec"), module.__dict__)  # noqa: S102 - this script's own text
+    return module.body
 
 
 @cute.kernel
@@ -80,24 +101,11 @@ def launch_body(body: cutlass.Constexpr, k: cutlass.Constexpr, x: cute.Tensor, o
     body_kernel(body, k, x, out).launch(grid=(1, 1, 1), block=(THREADS, 1, 1), stream=stream)
 
 
-@cute.kernel
-def kernel(x: cute.Tensor, out: cute.Tensor):  # the control: the issue's kernel verbatim
-    t, _, _ = cute.arch.thread_idx()
-    obj = MyClass(x[t], out)
-    obj.mutate()
-    out[t, 1] = cutlass.Int32(obj.state)
-
-
-@cute.jit
-def launch(x: cute.Tensor, out: cute.Tensor, stream: cuda.CUstream):
-    kernel(x, out).launch(grid=(1, 1, 1), block=(THREADS, 1, 1), stream=stream)
-
-
-def run(launcher, *constexprs) -> torch.Tensor:
-    """The launcher compiled (its Constexpr arguments first), then its compiled kernel called once."""
+def run(body) -> torch.Tensor:
+    """``body`` compiled into the kernel (a Constexpr argument), then the compiled kernel called once."""
     x = torch.tensor([3, -1, 4, 1, 5, -9, 2, 6], dtype=torch.int32, device="cuda")
     out = torch.zeros(THREADS, 2, dtype=torch.int32, device="cuda")
-    compiled = cute.compile(launcher, *constexprs, from_dlpack(x), from_dlpack(out), cuda.CUstream(0))
+    compiled = cute.compile(launch_body, body, 3, from_dlpack(x), from_dlpack(out), cuda.CUstream(0))
     compiled(from_dlpack(x), from_dlpack(out), cuda.CUstream(torch.cuda.current_stream().cuda_stream))
     torch.cuda.synchronize()
     return out.cpu()
@@ -110,21 +118,21 @@ expected = torch.zeros(THREADS, 2, dtype=torch.int32)
 expected[:, 1] = 1  # every thread's state after mutate()
 expected[0, 0] = 3  # lane 0 of the one warp stored x[0] before it
 try:
-    control = run(launch)
+    control = run(defined("issue_2647_registered", registered=True))
 except Exception as exc:  # noqa: BLE001 - not this defect
-    print(f"{NAME}: not run (the issue's kernel verbatim fails: {type(exc).__name__}: {' '.join(str(exc).split())[:200]})")
+    print(f"{NAME}: not run (the body in a registered module fails: {type(exc).__name__}: {' '.join(str(exc).split())[:200]})")
     sys.exit(2)
 if not torch.equal(control, expected):
-    print(f"{NAME}: not run (the issue's kernel verbatim is wrong: got {control.tolist()}; that is issue 2647 itself)")
+    print(f"{NAME}: not run (the body in a registered module is wrong: got {control.tolist()}; that is issue 2647 itself)")
     sys.exit(2)
 try:
-    got = run(launch_body, body, 3)
+    got = run(defined("issue_2647_generated", registered=False))
 except Exception as exc:  # noqa: BLE001 - the defect is the DSL's error
     text = " ".join(str(exc).split())
     if PATTERN in text:
-        print(f"{NAME}: REPRODUCED on the GPU (frontend: ENABLE_PYIR={os.environ['CUTE_DSL_ENABLE_PYIR']}): the issue's "
-              f"kernel verbatim runs and is right; with its body a Constexpr argument the compiled kernel's first call "
-              f"raised {type(exc).__name__}: ...{PATTERN}...")
+        print(f"{NAME}: REPRODUCED on the GPU (frontend: ENABLE_PYIR={os.environ['CUTE_DSL_ENABLE_PYIR']}): the body in a "
+              f"registered module runs and is right; executed into a namespace no module of sys.modules holds, the "
+              f"compiled kernel's first call raised {type(exc).__name__}: ...{PATTERN}...")
         sys.exit(1)
     print(f"{NAME}: not run ({type(exc).__name__}: {text[:200]})")
     sys.exit(2)
