@@ -1,8 +1,9 @@
 """The semantics family on the GPU: every record (``fixtures.cases.semantics``) on every type it is
 defined on, inside a kernel (one compile per case, whatever else runs), judged against the
 record's reference and against the host JIT's result for the same operands (the host tier's
-test of the case, where the run has it: ``fixtures.plugin.meeting``). A GPU/host disagreement is its own failure (``GpuHostDisagreement``), whichever path matches the reference; a
-meaning the DSL defines itself that differs from its release line's pin is ``MeaningChanged``.
+test of the case, where the run has it: ``fixtures.plugin.meeting``). A GPU/host disagreement is
+its own failure (``GpuHostDisagreement``), whichever path matches the reference; a meaning the DSL
+defines itself that differs from its release line's pin is ``MeaningChanged``.
 Select with ``-k semantics``, a record (``-k semantics-floordiv``), a type (``-k 'semantics and u8'``)."""
 
 import pytest

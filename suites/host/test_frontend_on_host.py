@@ -1,8 +1,8 @@
 """The frontend family (``fixtures.cases.frontend``) on the host JIT: every construct's body, as
 the run's frontend rewrites it (``--frontend``), run for each thread index in turn and judged
-against the same body run as plain Python (and what it prints, for a record that prints); where the run has the gpu tier's test of a case,
-the two are compared by whichever ends second (``fixtures.plugin.meeting``). Select with ``-k frontend``, a construct
-(``-k frontend-loop_if``)."""
+against the same body run as plain Python (and what it prints, for a record that prints); where
+the run has the gpu tier's test of a case, the two are compared by whichever ends second
+(``fixtures.plugin.meeting``). Select with ``-k frontend``, a construct (``-k frontend-loop_if``)."""
 
 import pytest
 
