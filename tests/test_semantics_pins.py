@@ -134,6 +134,21 @@ def test_repin_pins_what_a_run_observed_and_says_each_change(tmp_path, capsys):
                 cpu="", seen="a planted run") in after
 
 
+def test_repin_keeps_a_pin_that_holds_with_where_it_was_seen(tmp_path, capsys):
+    """A pin of a rule alone holds on any values that follow the rule: repinning a run that observed
+    it with values changes nothing (before, each such pin was rewritten with the run's values and its
+    ``seen``: 106 on an H100 gate's run)."""
+    from fixtures.cases import repin
+
+    pins = tmp_path / "meanings.json"
+    pins.write_text((sem.PINS / "meanings.json").read_text())
+    before = pins.read_text()
+    run = _with_meaning("neither saturates nor wraps: nan -> 0, 172.0 -> -84", tmp_path / "run")
+    assert repin.main([str(run), "--line", "4.8", "--seen", "a planted run"], pins) == 0
+    assert capsys.readouterr().out.splitlines() == ["0 pins of DSL 4.8 changed (host CPU class: " + host_cpu.conversion_class() + ")"]
+    assert json.loads(pins.read_text()) == json.loads(before)
+
+
 def test_repin_pins_a_host_result_the_cpu_decides_for_the_class_the_run_recorded(tmp_path, capsys):
     """A host meaning recorded with its CPU class (a GPU runner's, repinned elsewhere) is pinned for
     that class, not for the class of the machine repinning; one recorded without, for ``--host-cpu``."""
