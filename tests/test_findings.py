@@ -24,6 +24,7 @@ REPRODUCER = {
     "fp8 to Int8 and Uint8 reads the fp8 bits": "fp8_to_int8_bits_43.py",
     "cannot link cute.math's tan, tanh": "host_jit_tan_link_43.py",
     "Uint8 to BFloat16 kills the process": "u8_to_bf16_crash_43.py",
+    "conversions from fp8 to Float32 and Float64, and from Float16, BFloat16 and Float32 to fp8, abort": "host_fp8_float_abort_43.py",
     "Int8 to fp8 reads the integer's bits": "int8_to_fp8_bits.py",
     ".to(TFloat32) keeps every float32 bit": "tf32_no_rounding.py",
     "Float64 to BFloat16 calls libgcc's __truncdfbf2": "host_narrowing_link.py",
