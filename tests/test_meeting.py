@@ -11,7 +11,7 @@ pytestmark = pytest.mark.harness
 
 def test_the_second_to_leave_gets_the_firsts_result_whichever_path_it_is(tmp_path):
     for first, second in (("gpu", "host"), ("host", "gpu")):
-        meeting = Meeting(tmp_path / first, "semantics-floordiv-i8-tensor", apart=True)
+        meeting = Meeting(tmp_path / first, "semantics-floordiv-i8-tensor")
         assert meeting.leave(first, [1, 2, 3], second) is None
         assert meeting.leave(second, [1, 2, 4], first) == [1, 2, 3]
 
@@ -22,7 +22,7 @@ def test_every_element_type_a_path_computes_comes_back_as_left(tmp_path):
 
     left = [torch.arange(5).to(dtype) for dtype in (torch.uint16, torch.uint32, torch.uint64, torch.float8_e4m3fn,
                                                   torch.float8_e5m2, torch.bfloat16, torch.bool, torch.int8)]
-    meeting = Meeting(tmp_path, "semantics-to-u64-u8", apart=True)
+    meeting = Meeting(tmp_path, "semantics-to-u64-u8")
     meeting.leave("gpu", left, "host")
     back = meeting.leave("host", [], "gpu")
     assert [t.dtype for t in back] == [t.dtype for t in left]
@@ -30,7 +30,7 @@ def test_every_element_type_a_path_computes_comes_back_as_left(tmp_path):
 
 
 def test_case_ids_that_are_no_file_names_meet_apart(tmp_path):
-    meeting, other = (Meeting(tmp_path, case_id, apart=True) for case_id in ("a/b", "a-b"))
+    meeting, other = (Meeting(tmp_path, case_id) for case_id in ("a/b", "a-b"))
     meeting.leave("gpu", "a/b", "host")
     assert other.leave("host", "a-b", "gpu") is None
     assert meeting.leave("host", "host of a/b", "gpu") == "a/b"
