@@ -6,6 +6,7 @@ the run has the gpu tier's test of a case, the two are compared by whichever end
 
 import pytest
 
+from fixtures.cases import frontend as fe
 from fixtures.plugin.frontend import frontend_params
 
 pytestmark = pytest.mark.host
@@ -15,7 +16,6 @@ pytestmark = pytest.mark.host
 def test_frontend_on_host(case, meeting, frontend_runner, host_jit):
     import os
 
-    from fixtures.cases import frontend as fe
     from fixtures.dsl import frontend as run
 
     frontend = fe.frontend_in(os.environ)
