@@ -329,9 +329,23 @@ def test_an_unreadable_file_is_a_finding_with_its_path(site, monkeypatch):
 
 def test_an_unreadable_record_is_a_finding_not_an_internal_error(site, monkeypatch):
     (dist,) = [d for d in dsl_of(site) if d.metadata["Name"] == "nvidia-cutlass-dsl-libs-core"]
-    monkeypatch.setattr(type(dist), "files", property(lambda self: (_ for _ in ()).throw(PermissionError(13, "Permission denied"))))
+    real = type(dist).read_text
+    monkeypatch.setattr(type(dist), "read_text", lambda self, name: (_ for _ in ()).throw(PermissionError(13, "Permission denied"))
+                        if self is dist and name == "RECORD" else real(self, name))
     (finding,) = install.record_findings(dist)
     assert finding.detail == "its RECORD cannot be read: PermissionError: Permission denied" and "chmod a+r" in finding.repair
+
+
+def test_a_file_missing_from_disk_is_still_one_the_record_lists(site):
+    """Python 3.12's ``Distribution.files`` leaves out a file missing from disk: the checks read
+    the ``RECORD`` themselves (``distributions.files_of``), so a deleted file is still a finding."""
+    (dist,) = [d for d in dsl_of(site) if d.metadata["Name"] == "nvidia-cutlass-dsl-libs-core"]
+    gone = site / "nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py"
+    gone.unlink()
+    listed = {str(f): f for f in distributions.files_of(dist)}
+    assert "nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py" in listed and listed["nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py"].hash
+    (finding,) = install.record_findings(dist)
+    assert "1 missing (nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py)" in finding.detail
 
 
 def test_an_unreadable_metadata_is_a_finding(site, monkeypatch):

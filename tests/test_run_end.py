@@ -418,3 +418,75 @@ def test_a_process_knows_when_it_began():
                            capture_output=True, text=True, check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
     started = float(child.stdout)
     assert mine < started <= time.time() and time.time() - started < 60
+
+
+LEAVES_ITS_PID = """
+import os
+import pathlib
+
+import pytest
+
+@pytest.mark.host
+@pytest.mark.parametrize("n", range(4))
+def test_leaves_its_pid(n):
+    pathlib.Path(os.environ["PIDS"], f"{os.getpid()}.pid").write_text(str(os.getpid()))
+"""
+
+# in the controller, before xdist tears its workers down: whether each worker's process has ended
+WATCHES_THE_WORKERS = """
+import json
+import os
+import pathlib
+import time
+
+import pytest
+
+
+def ended(pid):
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+    except FileNotFoundError:
+        return True
+    return state in "ZX"  # a zombie: exited, not yet reaped by the controller
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workerinput"):
+        return
+    folder = pathlib.Path(os.environ["PIDS"])
+    pids = [int(p.read_text()) for p in folder.glob("*.pid")]
+    deadline = time.monotonic() + 30
+    while not all(ended(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (folder / "ended.json").write_text(json.dumps({pid: ended(pid) for pid in pids}))
+"""
+
+
+def test_a_worker_exits_once_its_session_is_done_not_when_the_controller_ends(project, tmp_path, monkeypatch):
+    """Each worker's process ends as soon as its output is with the controller, before the
+    controller's own end tears the workers down (their teardowns were seconds of the gate's end,
+    after the bench phase); the run's report and status are whole, and nothing says a worker fell."""
+    project.makepyfile(test_pids=LEAVES_ITS_PID, watches=WATCHES_THE_WORKERS)
+    monkeypatch.setenv("PIDS", str(tmp_path))
+    out = project.path / "out"
+    result = project.runpytest_subprocess("-n", "2", "-p", "watches", "--report-dir", str(out), "test_pids.py")
+    assert result.ret == pytest.ExitCode.OK
+    ended = json.loads((tmp_path / "ended.json").read_text())
+    assert len(ended) == 2 and all(ended.values()), ended
+    assert results(out)["counts"] == {"passed": 4}
+    assert "node down" not in result.stdout.str() + result.stderr.str()
+
+
+def test_the_controller_freezes_its_objects_before_pytests_closing_collections():
+    """It runs no case: pytest's five closing collections (for unraisable exceptions) and the
+    interpreter's teardown then pass over none of its objects."""
+    import gc
+
+    from fixtures.plugin import process_end
+
+    try:
+        process_end.ControllerEnd().pytest_unconfigure()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
