@@ -348,6 +348,16 @@ def test_a_file_missing_from_disk_is_still_one_the_record_lists(site):
     assert "1 missing (nvidia_cutlass_dsl/pkg/cutlass/cute/typing.py)" in finding.detail
 
 
+def test_a_script_recorded_outside_the_site_folder_is_not_the_installs_code(site):
+    """``pip install --target`` records a package's console scripts at ``../../bin/NAME``, where
+    they are not (it puts them in the target's ``bin/``): no code a run imports, no finding."""
+    (dist,) = [d for d in dsl_of(site) if d.metadata["Name"] == "nvidia-cutlass-dsl-libs-core"]
+    record = next(site.glob("nvidia_cutlass_dsl_libs_core-*.dist-info")) / "RECORD"
+    record.write_text(record.read_text() + "../../bin/run-tool,sha256=AAAA,12\n")
+    assert "../../bin/run-tool" in {str(f) for f in distributions.files_of(dist)}
+    assert install.record_findings(dist) == []
+
+
 def test_an_unreadable_metadata_is_a_finding(site, monkeypatch):
     dists = install.installed([str(site)])
     (core,) = [d for d in dists if d.metadata["Name"] == "nvidia-cutlass-dsl-libs-core"]
