@@ -478,15 +478,37 @@ def test_a_worker_exits_once_its_session_is_done_not_when_the_controller_ends(pr
     assert "node down" not in result.stdout.str() + result.stderr.str()
 
 
+def test_a_process_freezes_what_it_collected_and_collects_what_its_cases_make(project):
+    """Full collections during the run then pass over torch, the DSL and the items; garbage a
+    case makes is still collected."""
+    project.makepyfile(test_frozen="""
+import gc
+
+import pytest
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+@pytest.mark.host
+def test_frozen():
+    assert gc.get_freeze_count() > 0
+    Cycle()
+    assert gc.collect() > 0
+""")
+    result = project.runpytest_subprocess("-p", "no:xdist", "test_frozen.py")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+
+
 def test_the_controller_freezes_its_objects_before_pytests_closing_collections():
     """It runs no case: pytest's five closing collections (for unraisable exceptions) and the
     interpreter's teardown then pass over none of its objects."""
     import gc
 
-    from fixtures.plugin import process_end
+    from fixtures.plugin import interpreter
 
     try:
-        process_end.ControllerEnd().pytest_unconfigure()
+        interpreter.ControllerEnd().pytest_unconfigure()
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
