@@ -8,7 +8,8 @@ from fixtures.bandwidth.timing import StopRule, median_rel_error, rel_noise
 
 pytestmark = pytest.mark.harness
 
-RULE = StopRule(min_samples=20, min_time_s=0.05, max_noise=0.005, max_median_error=0.001, max_time_s=1.0)
+RULE = StopRule(min_samples=20, min_time_s=0.05, min_time_replayed_s=0.1, max_noise=0.005, max_median_error=0.001,
+                max_time_s=1.0)
 
 
 def _samples(n: int, noise: float, seed: int = 0) -> list[float]:
@@ -22,6 +23,16 @@ def test_quiet_samples_settle_once_there_are_enough_of_them_and_enough_gpu_time(
     assert RULE.settled(quiet, gpu_time_s=0.06)
     assert not RULE.settled(quiet[:10], gpu_time_s=0.06)
     assert not RULE.settled(quiet, gpu_time_s=0.01)
+
+
+def test_a_launch_bound_cases_graph_replays_sample_longer():
+    """Its replays of many small launches keep 20 ms where a single launch takes 10 (by default):
+    at 10 ms two launch-bound cases read 9% slow for a whole measurement on an H100 gate."""
+    quiet = _samples(30, 0.001)
+    assert RULE.settled(quiet, gpu_time_s=0.06) and not RULE.settled(quiet, gpu_time_s=0.06, replayed=True)
+    assert RULE.settled(quiet, gpu_time_s=0.1, replayed=True)
+    assert not RULE.done(quiet, gpu_time_s=0.06, wall_s=0.1, replayed=True)
+    assert StopRule().min_time_replayed_s == 2 * StopRule().min_time_s
 
 
 def test_samples_a_little_noisier_than_max_noise_settle_once_their_median_is_known():
