@@ -507,7 +507,9 @@ def test_the_controller_freezes_its_objects_before_pytests_closing_collections()
 
     from fixtures.plugin import interpreter
 
+    gc.unfreeze()  # this process froze what it collected (interpreter.FreezeCollected)
     try:
+        assert gc.get_freeze_count() == 0
         interpreter.ControllerEnd().pytest_unconfigure()
         assert gc.get_freeze_count() > 0
     finally:
