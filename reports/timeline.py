@@ -51,9 +51,13 @@ def _milestones(run: RunResult, cases: list[CaseResult]) -> list[str]:
     collected = [s.stop_s for s in t.spans if s.phase == "collection"]
     first_case = min(c.start_s for c in cases)
     lines = [f"- cases: {len(cases)} timed; worker time {sum(c.stop_s - c.start_s for c in cases):.0f} s"]
+    set_up = next((s for s in t.spans if s.process == "controller" and s.phase == "set-up"), None)
     if t.controller_start_s is not None:
+        checks = "the options' checks" if set_up else "the install's and options' checks"
         lines.append(f"- the controller's process started {-t.controller_start_s:.1f} s before the run's start (Python, "
-                     "pytest, the install's and options' checks); the workers start at the run's start")
+                     f"pytest, {checks}); the workers start at the run's start")
+    if set_up is not None:
+        lines.append(f"- the controller checked the install and set up beside the workers' start, until {set_up.stop_s:.1f} s")
     if collected:
         lines.append(f"- workers collected at {min(collected):.1f}-{max(collected):.1f} s; the first case began at {first_case:.1f} s")
     if t.parallel_end_s is not None:

@@ -288,6 +288,22 @@ def test_a_run_on_a_broken_install_stops_with_exit_6_and_a_report(project, monke
     assert "## The install" in (project.path / "report" / "summary.md").read_text()
 
 
+def test_a_broken_install_found_beside_the_workers_start_stops_the_run_the_same_way(project, monkeypatch):
+    """Under xdist the install is checked beside the workers' start (``beside``): the same exit 6,
+    the same two lines on stderr and the install's report, and no case dealt to a worker."""
+    (project.path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=999"]\n')
+    monkeypatch.setattr(install, "REQUIREMENTS", project.path / "pyproject.toml")  # the controller is this process
+    project.makepyfile(test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")
+    result = project.runpytest_inprocess("-n", "2", "--report-dir=report")
+    assert result.ret == INSTALL_BROKEN_EXIT
+    (line, where) = [line for line in result.errlines if line.strip()]
+    assert line.startswith("Exit: INSTALL BROKEN: torch: ") and "is below what pyproject.toml asks for (>=999)" in line
+    assert where == f"reports: {project.path / 'report'}"
+    run = RunResult.from_json(json.loads((project.path / "report" / "results.json").read_text()))
+    assert (run.status, run.collected, run.cases) == ("install broken", 0, [])
+    assert "PASSED" not in result.stdout.str() and "test_one" not in result.stdout.str()
+
+
 def test_a_variable_pointing_at_nothing_stops_the_run(project, monkeypatch):
     monkeypatch.setenv("CUTE_DSL_LIBS", "/opt/nowhere/libcute_dsl_runtime.so")
     project.makepyfile(test_one="import pytest\n\n@pytest.mark.host\ndef test_one():\n    pass\n")

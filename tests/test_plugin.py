@@ -197,8 +197,8 @@ def test_a_worker_computes_on_one_cpu_thread():
 
 def test_an_xdist_run_records_where_and_when_each_case_ran(project):
     """``-n auto`` starts a worker a CPU; each worker's torch uses one thread; results.json names
-    each case's worker, its start and stop, and each worker's start-up, collection and cases,
-    which ``python -m reports timeline`` renders."""
+    each case's worker, its start and stop, each worker's start-up, collection and cases, and the
+    controller's set-up beside them, which ``python -m reports timeline`` renders."""
     import os
     import subprocess
     import sys
@@ -213,10 +213,14 @@ def test_an_xdist_run_records_where_and_when_each_case_ran(project):
     assert {c["worker"] for c in ran} <= workers and all(0 < c["start_s"] <= c["stop_s"] for c in ran)
     assert next(c for c in data["cases"] if c["nodeid"].endswith("one_cpu_thread"))["outcome"] == "passed"
     spans = data["timeline"]["spans"]
-    assert {s["process"] for s in spans} == workers and {s["phase"] for s in spans} == {"start-up", "collection", "cases"}
+    assert {s["process"] for s in spans} == workers | {"controller"}
+    assert {s["phase"] for s in spans} == {"start-up", "collection", "cases", "set-up"}
+    (set_up,) = [s for s in spans if s["process"] == "controller"]  # beside the workers' start, done before any case
+    assert set_up["phase"] == "set-up" and set_up["stop_s"] <= min(c["start_s"] for c in ran)
     assert data["timeline"]["parallel_end_s"] <= data["timeline"]["end_s"]
     shown = subprocess.run([sys.executable, "-m", "reports", "timeline", str(out)], cwd=ROOT, capture_output=True, text=True)
     assert shown.returncode == 0 and "| gw0 |" in shown.stdout and "## Worker time by tier" in shown.stdout, shown.stderr
+    assert "set up beside the workers' start" in shown.stdout
 
 
 CRASHING_MODULE = """

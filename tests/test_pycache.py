@@ -110,3 +110,19 @@ def test_a_warmer_still_running_is_stopped():
     assert warmer.returncode is not None
     pycache.stop(warmer)  # again: nothing left to do
     pycache.stop(None)
+
+
+def test_a_worker_waits_for_the_warmer_until_it_is_done_or_gone(tmp_path):
+    """Workers start beside the warmer (``beside``): each waits until the warmer has written its
+    file, or has ended without (a crash must not hold the run)."""
+    done = tmp_path / "warmed"
+    warmer = pycache.warm(("json",), done=done)
+    pycache.wait_for_warmer(done, warmer.pid)
+    assert done.exists()
+    warmer.wait()
+    crashed = subprocess.Popen([sys.executable, "-c", "import os; os.abort()"])
+    crashed.wait()
+    pycache.wait_for_warmer(tmp_path / "never", crashed.pid)  # returns: nothing will write it
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    pycache.wait_for_warmer(tmp_path / "never", slow.pid)  # waits while it runs, returns once it has ended
+    assert slow.poll() is not None

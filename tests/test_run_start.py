@@ -117,6 +117,20 @@ def test_bad_input_is_one_line_at_start_and_leaves_nothing(project, usage_error,
     assert leftovers(project) == []
 
 
+@pytest.mark.parametrize("args", [
+    pytest.param(("--stage-module", "raises_at_import"), id="stage-raises"),
+    pytest.param(("--stage-module", "not_jit"), id="stage-not-jit"),
+])
+def test_bad_input_found_beside_the_workers_start_is_one_line_and_leaves_nothing(project, usage_error, args):
+    """Under xdist the controller checks the install and sets up beside its workers' start
+    (``beside``): what its set-up refuses is still one line and exit 4, no case ran, and the
+    workers it started are gone with the run."""
+    alone = usage_error(*args, "test_one.py")
+    line = usage_error(*args, "-n", "2", "test_one.py")
+    assert line == alone
+    assert leftovers(project) == []
+
+
 def test_a_kernel_that_is_not_jit_is_named_by_the_dsls_own_words(usage_error):
     """Compiled once on the CPU at start: the DSL's refusal (4.8: ``CALL_MISSING_JIT_DECORATOR``,
     4.3: "is not decorated with jit decorator"), one line, no colour codes."""
