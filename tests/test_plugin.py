@@ -168,6 +168,64 @@ def test_the_reports_count_alike_and_name_xfails_and_a_run_without_a_gpu(project
     assert xfailed.find("skipped") is None
 
 
+DEEP_FAILURES = """
+import pytest
+from helper_deep import deep
+
+
+@pytest.mark.host
+@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="known limitation")
+def test_expected():
+    try:
+        deep(3)
+    except ValueError as exc:
+        raise RuntimeError("as the limitation says") from exc
+
+
+@pytest.mark.host
+@pytest.mark.xfail(strict=True, raises=KeyError, reason="another limitation")
+def test_fails_otherwise():
+    deep(3)
+
+
+@pytest.mark.host
+def test_fails():
+    deep(3)
+"""
+
+HELPER_DEEP = """
+def deep(n):
+    if n:
+        return deep(n - 1)
+    raise ValueError("at the bottom")
+"""
+
+
+def test_an_expected_failure_keeps_its_test_modules_traceback_and_any_other_all_of_it(project):
+    """An xfailed call's report holds its traceback's entries in the test's own module and its
+    chained exceptions without theirs (``fixtures.plugin.xfails``: formatting the rest cost the
+    gate's 591 xfails about 0.3 s each); a failure its mark does not expect, and a plain failure,
+    keep every entry, as pytest writes them."""
+    project.makepyfile(test_deep=DEEP_FAILURES, helper_deep=HELPER_DEEP)
+    reports = []
+
+    class Keep:
+        def pytest_runtest_logreport(self, report):
+            if report.when == "call":
+                reports.append(report)
+
+    result = project.runpytest_inprocess("--report-dir", str(project.path / "out"), "test_deep.py", plugins=[Keep()])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    by_name = {r.nodeid.split("::")[-1]: r for r in reports}
+    expected = by_name["test_expected"].longrepr
+    assert hasattr(by_name["test_expected"], "wasxfail")
+    paths = {entry.reprfileloc.path for entry in expected.chain[-1][0].reprentries}
+    assert paths == {"test_deep.py"} and "RuntimeError: as the limitation says" in str(expected)
+    assert "ValueError: at the bottom" in str(expected) and "helper_deep.py" not in str(expected)  # the cause: its line alone
+    for name in ("test_fails_otherwise", "test_fails"):
+        assert by_name[name].failed and "helper_deep.py" in str(by_name[name].longrepr), name
+
+
 def test_xdist_run_reports_every_case_once(project):
     """Under -n 2 (tox's cpu env) the controller alone writes the reports, covering both workers'
     cases in collection order (what the summary's matrix and the plots order by), whatever order
