@@ -183,6 +183,12 @@ def test_expected():
 
 
 @pytest.mark.host
+@pytest.mark.xfail(strict=True, raises=ValueError, reason="known limitation")
+def test_expected_deep_down():
+    deep(3)
+
+
+@pytest.mark.host
 @pytest.mark.xfail(strict=True, raises=KeyError, reason="another limitation")
 def test_fails_otherwise():
     deep(3)
@@ -222,6 +228,9 @@ def test_an_expected_failure_keeps_its_test_modules_traceback_and_any_other_all_
     paths = {entry.reprfileloc.path for entry in expected.chain[-1][0].reprentries}
     assert paths == {"test_deep.py"} and "RuntimeError: as the limitation says" in str(expected)
     assert "ValueError: at the bottom" in str(expected) and "helper_deep.py" not in str(expected)  # the cause: its line alone
+    deep_down = by_name["test_expected_deep_down"].longrepr
+    assert [entry.reprfileloc.path for entry in deep_down.chain[-1][0].reprentries] == ["test_deep.py"]
+    assert "ValueError: at the bottom" in str(deep_down)
     for name in ("test_fails_otherwise", "test_fails"):
         assert by_name[name].failed and "helper_deep.py" in str(by_name[name].longrepr), name
 
