@@ -442,7 +442,7 @@ class Span:
     compiling ahead and its measuring."""
 
     process: str  # gw3, bench, bench-gpu1
-    phase: str  # "start-up", "collection", "cases", "compile ahead", "measure"
+    phase: str  # "start-up", "collection", "cases", "compile ahead", "measure"; the controller's "set-up"
     start_s: float
     stop_s: float
 

@@ -51,6 +51,10 @@ def _milestones(run: RunResult, cases: list[CaseResult]) -> list[str]:
     collected = [s.stop_s for s in t.spans if s.phase == "collection"]
     first_case = min(c.start_s for c in cases)
     lines = [f"- cases: {len(cases)} timed; worker time {sum(c.stop_s - c.start_s for c in cases):.0f} s"]
+    beyond = {c.nodeid: c.stop_s - c.start_s - c.duration_s for c in cases if c.duration_s is not None}
+    xfailed = [beyond[c.nodeid] for c in cases if c.outcome == "xfailed" and c.nodeid in beyond]
+    lines.append(f"- beyond the cases' calls (their setup, teardown and reports): {sum(beyond.values()):.1f} s, "
+                 f"{sum(xfailed):.1f} s of it in the {len(xfailed)} xfailed cases'")
     set_up = next((s for s in t.spans if s.process == "controller" and s.phase == "set-up"), None)
     if t.controller_start_s is not None:
         checks = "the options' checks" if set_up else "the install's and options' checks"

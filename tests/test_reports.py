@@ -474,6 +474,7 @@ def test_the_timeline_renders_processes_tiers_and_the_tail(run):
                             parallel_end_s=30.0, bench_go_s=28.0, end_s=33.0, controller_start_s=-12.25)
     text = timeline.render(run, "this-run")
     assert "- the controller's process started 12.2 s before the run's start" in text
+    assert "- beyond the cases' calls (their setup, teardown and reports): 6.2 s, 0.4 s of it in the 1 xfailed cases'" in text
     assert "| gw0 | 9.0 | 15.0 | 20.0 | 26.5 | 4 | 5.0 | 1.5 |" in text  # cases 0, 2, 4, 6: busy 3.5 + 3 x 0.5 of 6.5
     assert "- the bench phase was told to measure at 28.0 s" in text
     assert text.index(f"`{run.cases[0].nodeid}`") < text.index(f"`{run.cases[1].nodeid}`")  # the longest first
