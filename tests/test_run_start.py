@@ -121,13 +121,16 @@ def test_bad_input_is_one_line_at_start_and_leaves_nothing(project, usage_error,
     pytest.param(("--stage-module", "raises_at_import"), id="stage-raises"),
     pytest.param(("--stage-module", "not_jit"), id="stage-not-jit"),
 ])
-def test_bad_input_found_beside_the_workers_start_is_one_line_and_leaves_nothing(project, usage_error, args):
+def test_bad_input_found_beside_the_workers_start_is_one_line_and_leaves_nothing(project, usage_error, args, tmp_path):
     """Under xdist the controller checks the install and sets up beside its workers' start
-    (``beside``): what its set-up refuses is still one line and exit 4, no case ran, and the
-    workers it started are gone with the run."""
-    alone = usage_error(*args, "test_one.py")
-    line = usage_error(*args, "-n", "2", "test_one.py")
+    (``beside``): what its set-up refuses is still one line and exit 4, no case ran, the workers
+    it started are gone with the run, and a ``--junitxml`` file the user had is not replaced."""
+    junit = tmp_path / "mine.xml"
+    junit.write_text("the user's own")
+    alone = usage_error(*args, f"--junitxml={junit}", "test_one.py")
+    line = usage_error(*args, f"--junitxml={junit}", "-n", "2", "test_one.py")
     assert line == alone
+    assert junit.read_text() == "the user's own"
     assert leftovers(project) == []
 
 
