@@ -6,15 +6,15 @@ import statistics
 from collections import Counter
 from dataclasses import MISSING, asdict, dataclass, field, fields
 
-SCHEMA = "cute-dsl-harness/results/11"
+SCHEMA = "cute-dsl-harness/results/12"
 # 2 to 8 only added optional fields (4: status, collected, notes; 5: a case's ptx facts;
 # 6: the GPUs in use, each case's GPU, the host, the runs a merged report came from;
 # 7: a failing gpu case's reproducer record, and the sources those records name;
 # 8: each GPU's board facts, and a bandwidth verdict's basis: the board's own runs or the traveling verdict;
 # 9: what was found wrong with the install at start, the user's CUTE_DSL_* variables, the loader's choice;
 # 10: a case's host-cost figures and observed meanings; 11: where and when each case ran, and the run's
-# timeline: its workers' start-up and collection, the bench phase)
-READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 11)) + (SCHEMA,)
+# timeline: its workers' start-up and collection, the bench phase; 12: each case's CPU seconds)
+READABLE_SCHEMAS = tuple(f"cute-dsl-harness/results/{n}" for n in range(1, 12)) + (SCHEMA,)
 # the vocabulary every module reads, defined once: tiers in reading order, outcomes, what needs a human
 TIERS = ("host", "cache", "compile", "api", "gpu", "bench", "harness")
 DEVICE_TIERS = ("gpu", "bench")
@@ -407,6 +407,7 @@ class CaseResult:
     worker: str = ""  # the process that ran it: an xdist worker (gw3), "bench" (the serial bench phase; "bench-gpuN" of several), "" (the controller)
     start_s: float | None = None  # when its setup began, seconds after the run's start (Timeline.epoch)
     stop_s: float | None = None  # when its teardown ended, likewise
+    cpu_s: float | None = None  # its process's CPU seconds (and its waited-for children's) over that span (before schema 12: None)
 
 
 @dataclass

@@ -29,6 +29,12 @@ def _seconds(value: float | None) -> str:
     return "" if value is None else f"{value:.1f}"
 
 
+def _cpu(cases: list[CaseResult]) -> str:
+    """The cases' CPU seconds summed; "" where none recorded them (a run written before schema 12)."""
+    known = [c.cpu_s for c in cases if c.cpu_s is not None]
+    return f"{sum(known):.1f}" if known else ""
+
+
 def render(run: RunResult, name: str) -> str:
     """The run's timeline as markdown; ValueError for a run that recorded none (schema 10 or
     older, or a merged report)."""
@@ -51,6 +57,10 @@ def _milestones(run: RunResult, cases: list[CaseResult]) -> list[str]:
     collected = [s.stop_s for s in t.spans if s.phase == "collection"]
     first_case = min(c.start_s for c in cases)
     lines = [f"- cases: {len(cases)} timed; worker time {sum(c.stop_s - c.start_s for c in cases):.0f} s"]
+    measured = [c for c in cases if c.cpu_s is not None]
+    if measured:
+        cpu, held = sum(c.cpu_s for c in measured), sum(c.stop_s - c.start_s for c in measured) or 1.0
+        lines[0] += f"; their processes' CPU time {cpu:.0f} s ({100 * cpu / held:.0f}% of those cases' worker time)"
     beyond = {c.nodeid: c.stop_s - c.start_s - c.duration_s for c in cases if c.duration_s is not None}
     xfailed = [beyond[c.nodeid] for c in cases if c.outcome == "xfailed" and c.nodeid in beyond]
     lines.append(f"- beyond the cases' calls (their setup, teardown and reports): {sum(beyond.values()):.1f} s, "
@@ -81,8 +91,8 @@ def _processes(run: RunResult, cases: list[CaseResult]) -> list[str]:
     for case in cases:
         by_process[case.worker or "controller"].append(case)
     phases = {(s.process, s.phase): s for s in run.timeline.spans}
-    out = ["## Processes", "", "| process | ready at | collected at | first case | last case done | cases | busy s | idle s |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = ["## Processes", "", "| process | ready at | collected at | first case | last case done | cases | busy s | cpu s | idle s |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for process in sorted(by_process, key=_process_order):
         mine = by_process[process]
         first, last = min(c.start_s for c in mine), max(c.stop_s for c in mine)
@@ -90,7 +100,7 @@ def _processes(run: RunResult, cases: list[CaseResult]) -> list[str]:
         start_up, collection = phases.get((process, "start-up")), phases.get((process, "collection"))
         out.append(f"| {process} | {_seconds(start_up.stop_s if start_up else None)} | "
                    f"{_seconds(collection.stop_s if collection else None)} | {first:.1f} | {last:.1f} | {len(mine)} | "
-                   f"{busy:.1f} | {last - first - busy:.1f} |")
+                   f"{busy:.1f} | {_cpu(mine)} | {last - first - busy:.1f} |")
     return [*out, ""]
 
 
@@ -104,21 +114,22 @@ def _by_tier(cases: list[CaseResult]) -> list[str]:
     tiers: dict[str, list[CaseResult]] = defaultdict(list)
     for case in cases:
         tiers[case.tier].append(case)
-    out = ["## Worker time by tier", "", "| tier | cases | worker s | share | longest s |", "|---|---|---|---|---|"]
+    out = ["## Worker time by tier", "", "| tier | cases | worker s | cpu s | share | longest s |", "|---|---|---|---|---|---|"]
     for tier, mine in sorted(tiers.items(), key=lambda kv: -sum(c.stop_s - c.start_s for c in kv[1])):
         spent = sum(c.stop_s - c.start_s for c in mine)
         longest = max(c.stop_s - c.start_s for c in mine)
-        out.append(f"| {tier} | {len(mine)} | {spent:.1f} | {100 * spent / total:.0f}% | {longest:.1f} |")
+        out.append(f"| {tier} | {len(mine)} | {spent:.1f} | {_cpu(mine)} | {100 * spent / total:.0f}% | {longest:.1f} |")
     return [*out, ""]
 
 
 def _heaviest_tests(cases: list[CaseResult]) -> list[str]:
-    tests: dict[str, list[float]] = defaultdict(list)
+    tests: dict[str, list[CaseResult]] = defaultdict(list)
     for case in cases:
-        tests[_test_of(case.nodeid)].append(case.stop_s - case.start_s)
-    ranked = sorted(tests.items(), key=lambda kv: -sum(kv[1]))[:LONGEST]
-    out = ["## Heaviest tests (all their cases)", "", "| test | cases | worker s | mean s |", "|---|---|---|---|"]
-    out += [f"| `{test}` | {len(times)} | {sum(times):.1f} | {sum(times) / len(times):.2f} |" for test, times in ranked]
+        tests[_test_of(case.nodeid)].append(case)
+    spent = {test: sum(c.stop_s - c.start_s for c in mine) for test, mine in tests.items()}
+    ranked = sorted(tests.items(), key=lambda kv: -spent[kv[0]])[:LONGEST]
+    out = ["## Heaviest tests (all their cases)", "", "| test | cases | worker s | cpu s | mean s |", "|---|---|---|---|---|"]
+    out += [f"| `{test}` | {len(mine)} | {spent[test]:.1f} | {_cpu(mine)} | {spent[test] / len(mine):.2f} |" for test, mine in ranked]
     return [*out, ""]
 
 

@@ -261,6 +261,36 @@ def test_a_worker_computes_on_one_cpu_thread():
     assert torch.get_num_threads() == 1 and os.environ["OMP_NUM_THREADS"] == "1"
 """
 
+CPU_MODULE = """
+import subprocess
+import sys
+import time
+
+import pytest
+
+SPIN = "import time\\nt = time.process_time()\\nwhile time.process_time() - t < 1.0: pass"
+
+
+@pytest.fixture
+def spun():
+    exec(SPIN)
+
+
+@pytest.mark.host
+def test_spins_in_its_setup(spun):
+    pass
+
+
+@pytest.mark.host
+def test_spins_in_a_child_it_waits_for():
+    subprocess.run([sys.executable, "-c", SPIN], check=True)
+
+
+@pytest.mark.host
+def test_sleeps():
+    time.sleep(1.0)
+"""
+
 
 def test_an_xdist_run_records_where_and_when_each_case_ran(project):
     """``-n auto`` starts a worker a CPU; each worker's torch uses one thread; results.json names
@@ -270,15 +300,20 @@ def test_an_xdist_run_records_where_and_when_each_case_ran(project):
     import subprocess
     import sys
 
-    project.makepyfile(test_threads=ONE_THREAD_MODULE)
+    project.makepyfile(test_threads=ONE_THREAD_MODULE, test_cpu=CPU_MODULE)
     out = project.path / "out"
-    result = project.runpytest_subprocess("-n", "auto", "--report-dir", str(out), "test_tiers.py", "test_threads.py")
+    result = project.runpytest_subprocess("-n", "auto", "--report-dir", str(out), "test_tiers.py", "test_threads.py",
+                                          "test_cpu.py")
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # test_fails, as ever
     data = json.loads((out / "results.json").read_text())
     workers = {f"gw{i}" for i in range(len(os.sched_getaffinity(0)))}
     ran = [c for c in data["cases"] if c["outcome"] != "skipped"]
     assert {c["worker"] for c in ran} <= workers and all(0 < c["start_s"] <= c["stop_s"] for c in ran)
     assert next(c for c in data["cases"] if c["nodeid"].endswith("one_cpu_thread"))["outcome"] == "passed"
+    cpu = {c["nodeid"].split("::")[-1]: c["cpu_s"] for c in data["cases"] if c["nodeid"].startswith("test_cpu.py")}
+    # a second of CPU in a fixture's setup and in a child the case waited for counts; a second asleep does not
+    assert cpu["test_spins_in_its_setup"] >= 0.9 and cpu["test_spins_in_a_child_it_waits_for"] >= 0.9, cpu
+    assert cpu["test_sleeps"] < 0.5, cpu
     spans = data["timeline"]["spans"]
     assert {s["process"] for s in spans} == workers | {"controller"}
     assert {s["phase"] for s in spans} == {"start-up", "collection", "cases", "set-up"}
@@ -287,7 +322,7 @@ def test_an_xdist_run_records_where_and_when_each_case_ran(project):
     assert data["timeline"]["parallel_end_s"] <= data["timeline"]["end_s"]
     shown = subprocess.run([sys.executable, "-m", "reports", "timeline", str(out)], cwd=ROOT, capture_output=True, text=True)
     assert shown.returncode == 0 and "| gw0 |" in shown.stdout and "## Worker time by tier" in shown.stdout, shown.stderr
-    assert "set up beside the workers' start" in shown.stdout
+    assert "set up beside the workers' start" in shown.stdout and "their processes' CPU time" in shown.stdout
 
 
 CRASHING_MODULE = """

@@ -205,7 +205,8 @@ def test_run_result_json_has_schema_and_counts(run):
     assert data["cases"][0] == {"nodeid": "h::ok1", "outcome": "passed", "tier": "host",
                                 "duration_s": 0.1, "reason": "", "message": "", "case": None, "bandwidth": None,
                                 "ptx": None, "gpu": "", "source": None, "repro": None,
-                                "host_costs": [], "semantics": [], "worker": "", "start_s": None, "stop_s": None}
+                                "host_costs": [], "semantics": [], "worker": "", "start_s": None, "stop_s": None,
+                                "cpu_s": None}
     json.dumps(data)
 
 
@@ -218,7 +219,7 @@ def bandwidth_record(stage: str, gbps: float) -> BandwidthRecord:
 def test_results_json_round_trips(run):
     """What the collector writes, the comparison reads back unchanged."""
     run.cases[0].bandwidth = bandwidth_record("tuned", 2900.0)
-    run.cases[0].worker, run.cases[0].start_s, run.cases[0].stop_s = "gw3", 20.5, 21.25
+    run.cases[0].worker, run.cases[0].start_s, run.cases[0].stop_s, run.cases[0].cpu_s = "gw3", 20.5, 21.25, 0.625
     run.baseline = BaselineInfo(note="--baseline not given")
     run.timeline = Timeline(epoch=1.8e9, spans=[Span("gw3", "start-up", 0.0, 9.5), Span("bench", "measure", 140.0, 189.5)],
                             parallel_end_s=159.1, bench_go_s=140.0, end_s=192.7)
@@ -462,20 +463,24 @@ def test_a_registered_stage_gets_its_own_section_with_bandwidth_against_torch_ad
 
 
 def test_the_timeline_renders_processes_tiers_and_the_tail(run):
-    """``python -m reports timeline``: each process's busy and idle time, worker time by tier, the
-    longest cases and the tail; a run that recorded none is refused in one line."""
+    """``python -m reports timeline``: each process's busy, CPU and idle time, worker time by tier, the
+    longest cases and the tail; a run that recorded none is refused in one line, a case that recorded
+    no CPU time (a run before schema 12, a crashed worker's case) leaves its cell empty."""
     from reports import timeline
 
     with pytest.raises(ValueError, match="no timeline recorded"):
         timeline.render(run, "old-run")
     for i, case in enumerate(run.cases):
         case.worker, case.start_s, case.stop_s = f"gw{i % 2}", 20.0 + i, 20.5 + i + (3 if i == 0 else 0)
+        case.cpu_s = (3.0 if i == 0 else 0.5) if i % 2 == 0 else None  # gw0's cases: 4.5 s of CPU in 5.0 s held
     run.timeline = Timeline(epoch=1.8e9, spans=[Span("gw0", "start-up", 0.0, 9.0), Span("gw0", "collection", 9.0, 15.0)],
                             parallel_end_s=30.0, bench_go_s=28.0, end_s=33.0, controller_start_s=-12.25)
     text = timeline.render(run, "this-run")
     assert "- the controller's process started 12.2 s before the run's start" in text
     assert "- beyond the cases' calls (their setup, teardown and reports): 6.2 s, 0.4 s of it in the 1 xfailed cases'" in text
-    assert "| gw0 | 9.0 | 15.0 | 20.0 | 26.5 | 4 | 5.0 | 1.5 |" in text  # cases 0, 2, 4, 6: busy 3.5 + 3 x 0.5 of 6.5
+    assert "| gw0 | 9.0 | 15.0 | 20.0 | 26.5 | 4 | 5.0 | 4.5 | 1.5 |" in text  # cases 0, 2, 4, 6: busy 3.5 + 3 x 0.5 of 6.5
+    assert "| gw1 |  |  | 21.0 | 27.5 | 4 | 2.0 |  | 4.5 |" in text  # no CPU recorded: an empty cell, not 0
+    assert "worker time 7 s; their processes' CPU time 4 s (90% of those cases' worker time)" in text
     assert "- the bench phase was told to measure at 28.0 s" in text
     assert text.index(f"`{run.cases[0].nodeid}`") < text.index(f"`{run.cases[1].nodeid}`")  # the longest first
     assert "## The tail" in text
