@@ -407,7 +407,7 @@ class CaseResult:
     worker: str = ""  # the process that ran it: an xdist worker (gw3), "bench" (the serial bench phase; "bench-gpuN" of several), "" (the controller)
     start_s: float | None = None  # when its setup began, seconds after the run's start (Timeline.epoch)
     stop_s: float | None = None  # when its teardown ended, likewise
-    cpu_s: float | None = None  # its process's CPU seconds (and its waited-for children's) over that span (before schema 12: None)
+    cpu_s: float | None = None  # its process's CPU seconds over that span, its waited-for children's too (None before schema 12)
 
 
 @dataclass

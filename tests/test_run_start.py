@@ -192,6 +192,7 @@ IMPORT_PROBE = (
         pytest.param(("--stage-module=no_such_module",), id="stage-missing"),
         pytest.param(("--sanitize=bogus",), id="sanitize"),
         pytest.param(("--plan-sample=",), id="plan-sample"),
+        pytest.param(("--drawn-case=nope",), id="drawn-case-form"),
     ],
 )
 def test_a_usage_error_comes_before_torch_and_the_dsl_load(project, usage_error, args):
