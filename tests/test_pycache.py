@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -19,10 +20,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture
 def package(tmp_path):
-    """A package ``sharedpkg`` with no bytecode beside its source."""
+    """Packages ``sharedpkg`` and ``otherpkg`` with no bytecode beside their sources."""
     site = tmp_path / "site"
-    (site / "sharedpkg").mkdir(parents=True)
-    (site / "sharedpkg" / "__init__.py").write_text("VALUE = 41 + 1\n")
+    for name in ("sharedpkg", "otherpkg"):
+        (site / name).mkdir(parents=True)
+        (site / name / "__init__.py").write_text("VALUE = 41 + 1\n")
     return site
 
 
@@ -87,21 +89,51 @@ WARM = """
     from pathlib import Path
     from fixtures.plugin import pycache
     found = pycache.share(Path({folder!r}), ("sharedpkg",))
-    warmer = pycache.warm(("sharedpkg",))
+    done = Path({folder!r}).parent / "warmed"
+    warmer = pycache.warm((("sharedpkg",), ("otherpkg",)), done=done)
     status = warmer.wait()
-    print(json.dumps({{"status": status, "imported_here": "sharedpkg" in sys.modules}}))
+    print(json.dumps({{"status": status, "done": done.exists(),
+                      "imported_here": "sharedpkg" in sys.modules or "otherpkg" in sys.modules}}))
 """
 
 
-def test_the_warmer_compiles_into_the_runs_folder_before_this_process_imports(package, tmp_path):
+def test_the_warmer_compiles_each_group_into_the_runs_folder_before_this_process_imports(package, tmp_path):
     """The controller waits on the import child before each import; the warmer has the bytecode
-    written by then, under the run's folder and nowhere else."""
+    of every group written by then (each in a process of its own), under the run's folder and
+    nowhere else."""
     folder = tmp_path / "run" / "pycache"
     out = json.loads(_python(WARM.format(folder=str(folder)), package, PYTHONDONTWRITEBYTECODE="1").stdout)
-    assert out == {"status": 0, "imported_here": False}
+    assert out == {"status": 0, "done": True, "imported_here": False}
     written = [p.relative_to(folder).as_posix() for p in folder.rglob("*.pyc")]
-    assert any("/sharedpkg/__init__." in path for path in written), f"the warmer wrote no sharedpkg bytecode there: {written}"
-    assert not (package / "sharedpkg" / "__pycache__").exists(), "bytecode written beside the source"
+    for name in ("sharedpkg", "otherpkg"):
+        assert any(f"/{name}/__init__." in path for path in written), f"the warmer wrote no {name} bytecode there: {written}"
+        assert not (package / name / "__pycache__").exists(), "bytecode written beside the source"
+
+
+def test_a_warmer_is_stopped_with_the_processes_it_started(tmp_path):
+    """A run that ends before the warmer leaves none of its group processes writing into the
+    scratch folder that goes next."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "slowpkg.py").write_text("import os, time\nopen(os.environ['PID_FILE'], 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    pid_file = tmp_path / "pid"
+    sys.path.insert(0, str(site))
+    os.environ["PID_FILE"] = str(pid_file)
+    try:
+        warmer = pycache.warm((("json",), ("slowpkg",)), after=())
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the group process never started"
+            time.sleep(0.05)
+        pycache.stop(warmer)
+    finally:
+        sys.path.remove(str(site))
+        del os.environ["PID_FILE"]
+    side = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while pycache._running(side):
+        assert time.monotonic() < deadline, "a group process outlived the stopped warmer"
+        time.sleep(0.05)
 
 
 def test_a_warmer_still_running_is_stopped():
@@ -116,7 +148,7 @@ def test_a_worker_waits_for_the_warmer_until_it_is_done_or_gone(tmp_path):
     """Workers start beside the warmer (``beside``): each waits until the warmer has written its
     file, or has ended without (a crash must not hold the run)."""
     done = tmp_path / "warmed"
-    warmer = pycache.warm(("json",), done=done)
+    warmer = pycache.warm((("json",),), done=done)
     pycache.wait_for_warmer(done, warmer.pid)
     assert done.exists()
     warmer.wait()

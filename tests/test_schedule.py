@@ -125,6 +125,54 @@ def test_units_go_out_heaviest_first():
     assert order == ["canary", "i8-predicated", "i8-tv-dynamic", "i8-tv", "fp64", "semantics"]
 
 
+def test_a_slow_test_goes_out_after_the_large_cases_and_before_every_other():
+    """A test marked slow (a drill, the memcheck sample) starts as its part of the run starts,
+    after the one large unit and before the other tests outside the matrix; a slow CPU-only test
+    still waits for every unit that touches a GPU."""
+    drill, host_costs = "suites/gpu/test_fault_isolation.py::test_drill", "suites/compile/test_host_costs.py::test_import"
+    units = {
+        "large": {_nodeid("naive-i8-align16-static-32832x65536"): False},
+        "canary": {"suites/gpu/test_known_faults.py::test_fault_canary": False},
+        "drill": {drill: False},
+        "i8-tv": {_nodeid("tv-i8-align16-static-128x2048"): False},
+        "host": {"suites/host/test_layout_algebra.py::test_print_matches_notebook[coalesce]": False},
+        "host-costs": {host_costs: False},
+    }
+    gpu_free = frozenset({host_costs, "suites/host/test_layout_algebra.py::test_print_matches_notebook[coalesce]"})
+    order = [scope for scope, _ in sorted(units.items(), key=lambda unit: heaviest_first(
+        unit, gpu_free=gpu_free, slow=frozenset({drill, host_costs})))]
+    assert order == ["large", "drill", "canary", "i8-tv", "host-costs", "host"]
+
+
+def test_a_worker_holding_a_slow_test_gets_no_other_while_a_light_one_is_left(pytestconfig, monkeypatch, tmp_path):
+    """A worker holds the unit it runs and the next: two slow tests adjacent in the queue must not
+    both go to one worker (it would run them one after the other while the others are done), and
+    once only slow ones are left they still go out."""
+    import json
+
+    from fixtures.plugin.schedule import SLOW_FILE
+
+    monkeypatch.setattr(pytestconfig.option, "tx", ["2*popen"], raising=False)
+    monkeypatch.setattr(run_state.of(pytestconfig), "scratch", tmp_path)
+    slow = [f"suites/compile/test_host_costs.py::test_slow_{i}" for i in range(4)]
+    collection = slow + [f"suites/host/test_light.py::test_{i}" for i in range(6)]
+    (tmp_path / SLOW_FILE).write_text(json.dumps(slow))
+    scheduler = SignatureScheduling(pytestconfig)
+    workers = [_Worker(f"gw{i}") for i in range(2)]
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    for _ in range(20):  # each worker finishes the unit it runs and asks for more, in turn
+        for worker in workers:
+            held = [n for unit in scheduler.assigned_work[worker].values() for n, done in unit.items() if not done]
+            assert sum(n in slow for n in held) <= 1 or all(s in slow for s in scheduler.workqueue), (worker.gateway.id, held)
+            if held:
+                scheduler.assigned_work[worker][next(s for s, u in scheduler.assigned_work[worker].items() if held[0] in u)][held[0]] = True
+            scheduler._reschedule(worker)
+    assert sorted(collection[int(i)] for w in workers for i in w.sent) == sorted(collection)
+
+
 def test_units_that_touch_no_gpu_go_out_after_every_other():
     """A unit whose every test is GPU-free (a compile-only signature, a host test) goes after the
     lightest unit that touches a GPU: the bench phase measures once those are done."""

@@ -55,6 +55,7 @@ class ConcurrentCompileBroke(Exception):
     thread was handed PTX that is not its case's."""
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(_thread_child.TIMEOUT_S + 30)
 @pytest.mark.xfail(strict=True, raises=ConcurrentCompileBroke, reason=THREAD_UNSAFE)
 def test_compile_from_four_threads_at_once(tmp_path, compile_on_host):
@@ -69,6 +70,7 @@ def test_compile_from_four_threads_at_once(tmp_path, compile_on_host):
         raise ConcurrentCompileBroke("four threads compiling at once: " + "; ".join(broke))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(_thread_child.TIMEOUT_S + 30)
 def test_compile_under_one_lock_from_four_threads(tmp_path, compile_on_host):
     """The workaround: four threads, the same four compiles, each holding one lock; each PTX is

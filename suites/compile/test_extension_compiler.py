@@ -73,6 +73,7 @@ def compiled(tmp_path_factory) -> dict[str, dict]:
     return reports
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(CHILD_TIMEOUT_S + 60)
 def test_the_switch_takes_effect_and_keeps_access_widths(compiled):
     """The DSL read the variable (the fingerprint's ``compiler``), each case's kernel went through

@@ -30,6 +30,7 @@ def record(request: pytest.FixtureRequest, *figures: HostCost) -> None:
         print(f"{f.name}: median {f.median:.4g} {f.unit} of {len(f.samples)}")
 
 
+@pytest.mark.slow
 def test_import_time_in_the_ab_runs_fresh_process(request, host_jit):
     """``import cutlass.cute`` in a fresh process of the A/B run's (the run's environment: its file
     cache off), which goes on to measure the conversions and every family it can compile (so it
@@ -59,6 +60,7 @@ def test_cold_compile_time(case, request, host_jit):
     record(request, HostCost(f"compile {case.id}", "s", [host_costs.compile_seconds(case)]))
 
 
+@pytest.mark.slow
 def test_memory_kept_per_compile_and_the_leak_drill(request, host_jit):
     """What a process keeps per cold compile, over ``GROWTH_CYCLES`` cycles: compiled functions
     still alive (none) and resident KiB; then the drill, the same cycles keeping every compiled

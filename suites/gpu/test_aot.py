@@ -82,6 +82,7 @@ TIMEOUT_S = 300
 LOADERS = (("cute", "module"), ("cute", "shared_library"), ("tvm_ffi", "module"))
 
 
+@pytest.mark.slow
 def test_exports_load_in_fresh_processes_at_once(seed):
     """One export of each stage for each ABI (``LOADERS``), made here; ``PROCESSES`` fresh
     processes started together, each loading every one of them (27 modules in one process) and
@@ -115,6 +116,7 @@ def test_exports_load_in_fresh_processes_at_once(seed):
 PLANTED = matrix.case_from_id("predicated-fp16-align16-dynamic-128x2048", "aligned")
 
 
+@pytest.mark.slow
 def test_a_header_that_misdeclares_its_slot_widths_is_caught(seed):
     """A C caller built with the export's own header conforms; built with a header whose 32-bit
     extent slots are declared 64-bit (``aot.widened_header``), it hands the function descriptors

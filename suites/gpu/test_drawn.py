@@ -31,6 +31,7 @@ def _draws(config: pytest.Config) -> drawn.DrawSettings:
     return drawn.GATE if explore is None else drawn.DrawSettings(explore, derandomize=False)
 
 
+@pytest.mark.slow
 def test_drawn_cases_match_torch(stage, compiler, pytestconfig):
     from fixtures.dsl.search import search
 
@@ -43,6 +44,7 @@ def test_drawn_case(drawn_case, compiler):
     run_drawn(drawn_case, compiler)
 
 
+@pytest.mark.slow
 def test_drawn_cases_find_a_stage_that_reads_a_through_c_layout(compiler):
     """The search, not the plan, must find the planted layout bug and shrink it to a case whose
     A is laid out unlike C. Drawn with a row-major C and an A that is no broadcast, so the planted

@@ -74,6 +74,7 @@ def _run_drill(folder: Path, *args: str) -> tuple[str, dict[str, dict]]:
     return proc.stdout, {c["nodeid"].split("::", 1)[1]: c for c in cases}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(DRILL_TIMEOUT_S + 30)
 def test_fault_fails_its_case_and_the_rest_still_run(drill: Path):
     stdout, cases = _run_drill(drill, "-n", "2")
@@ -83,6 +84,7 @@ def test_fault_fails_its_case_and_the_rest_still_run(drill: Path):
     assert "replacing crashed worker" in stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(DRILL_TIMEOUT_S + 30)
 def test_without_xdist_the_rest_fail_fast_saying_why(drill: Path):
     _, cases = _run_drill(drill, "-p", "no:xdist")

@@ -15,6 +15,7 @@ FAULT_TEXT = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 @pytest.mark.canary("gpu", "misaligned_address", "wild_write", empty="no known kernel fault in this release")
 def test_known_fault_still_faults(case, limitation):
@@ -25,6 +26,7 @@ def test_known_fault_still_faults(case, limitation):
     assert any(text in output for text in expected), f"{case.id} failed, but not with any of {expected}:\n{output[-1500:]}"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 @pytest.mark.canary("gpu", "launch_crash", empty="no known crash at launch in this release")
 def test_known_launch_crash_still_crashes(case, limitation):

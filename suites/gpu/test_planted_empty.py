@@ -19,6 +19,7 @@ pytestmark = pytest.mark.gpu
 CAUGHT_AS = ("illegal memory access", "illegal address", "out-of-bounds write")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_a_kernel_that_writes_an_empty_tensor_is_caught():
     for case in PLANTED_EMPTY.cases(PLANTED_EMPTY.caught):

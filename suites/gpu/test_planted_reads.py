@@ -32,6 +32,7 @@ def test_a_kernel_that_reads_past_its_tensors_passes_the_ordinary_tier(planted, 
     run_case(case)
 
 
+@pytest.mark.slow
 @pytest.mark.sanitize
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 @pytest.mark.parametrize(("planted", "case"), CAUGHT)
@@ -57,6 +58,7 @@ def _gate_sample_under_memcheck(planted) -> tuple[list, str]:
     return sample, str(found.value)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_the_gates_memcheck_sample_catches_a_read_before_an_offset_operand():
     """The default command's sample of a stage that reads the element before A wherever A's base
@@ -67,6 +69,7 @@ def test_the_gates_memcheck_sample_catches_a_read_before_an_offset_operand():
     assert "before the start of operand a" in found and "operand b" not in found.split("\n")[0]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_the_gates_memcheck_sample_catches_a_narrow_type_read_through_its_word():
     """A stage reading each A element through its aligned 32-bit word: the sample's offset class

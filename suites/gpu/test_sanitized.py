@@ -39,6 +39,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(("tool", "case"), params)
 
 
+@pytest.mark.slow
 @pytest.mark.sanitize
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_sanitizer_finds_nothing(tool, case, pytestconfig):
@@ -48,6 +49,7 @@ def test_sanitizer_finds_nothing(tool, case, pytestconfig):
     sanitize.run(case.id, tool, pytestconfig.getoption("--stage-module"), pytestconfig.getoption("--require-gpu"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_the_gate_sample_under_memcheck_finds_nothing(gate_cases, pytestconfig):
     """Three stages' cases of each placement class, in one process (the tool's start is most of

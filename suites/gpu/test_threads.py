@@ -105,6 +105,7 @@ def test_compiled_once_launched_from_four_threads_at_once(name, seed, compiler):
         launch.verify()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(_thread_child.TIMEOUT_S + 30)
 def test_compiled_under_one_lock_on_four_threads_then_launched(tmp_path):
     """The workaround, end to end: each thread compiles its own signature under one lock, then
