@@ -109,6 +109,21 @@ def test_every_case_past_a_workers_reserve_is_in_one_unit_planted_ones_too():
     assert scope_of(_nodeid("planted_flat_int32_index-i8-align16-static-65600x1024")) != "large"
 
 
+def test_a_semantics_compile_groups_cases_share_a_unit_on_each_path():
+    """One compile computes a group's cases, so one worker runs them; the host path's part of a
+    case goes apart from its gpu part (it runs in the CPU-only tail), and a case alone is a unit
+    of its own."""
+    from fixtures.cases import semantics as sem
+
+    gpu = "suites/gpu/test_semantics.py::test_semantics_on_gpu[{}]"
+    host = "suites/host/test_semantics_on_host.py::test_semantics_on_host[{}]"
+    group = next(g for g in (sem.compile_group(c.id, "gpu") for c in sem.cases()) if len(g) > 1)
+    assert len({scope_of(gpu.format(c.id)) for c in group}) == 1
+    assert scope_of(gpu.format(group[0].id)) != scope_of(host.format(group[0].id))
+    alone = next(c for c in sem.cases() if len(sem.compile_group(c.id, "gpu")) == 1)
+    assert scope_of(gpu.format(alone.id)) == gpu.format(alone.id)
+
+
 def test_units_go_out_heaviest_first():
     """Canaries (no case id), then compiles by the values a thread holds, a predicated stage's
     two paths counting twice; the unit of many shapes before a single case of the same weight;

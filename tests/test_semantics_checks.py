@@ -113,3 +113,24 @@ def test_a_conversion_rule_needs_a_value_that_tested_it():
     assert run._conversion_rule(case, ops, saturated) == "saturates"
     arbitrary = Outputs([torch.tensor([12345, 12345, 12345], dtype=torch.int32)])
     assert run._conversion_rule(case, ops, arbitrary) != "saturates"
+
+
+def test_a_group_that_cannot_run_as_one_runs_each_case_alone(monkeypatch):
+    """A compile group whose one host function fails (a new release's defect in one of its
+    cases) is reported in a warning, and each case then runs alone: its own result, judged alone."""
+    from fixtures.dsl import compat, semantics as run
+    from fixtures.dsl.kernels import semantics as kernels
+
+    if compat.host_jit_unavailable():
+        pytest.skip(compat.host_jit_unavailable())
+    case = sem.case_by_id("semantics-floordiv-i8-tensor")
+    group = sem.compile_group(case.id, "host")
+    assert len(group) > 1 and case in group
+
+    def broken(*args):
+        raise RuntimeError("planted: this group will not compile")
+
+    monkeypatch.setattr(kernels, "group_on_host", broken)
+    with pytest.warns(UserWarning, match=r"could not run as one host function .*planted.*each runs alone"):
+        ops, got, expected = run.Runner().run(case, "host")
+    run.check_against_reference(case, "host", ops, got, expected)

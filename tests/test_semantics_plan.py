@@ -123,3 +123,26 @@ def test_shifts_and_invert_run_element_by_element_where_tensorssa_cannot():
             limitation = sem.known(forms["tensor"], "host")
             assert limitation and limitation.fails_as == "error" and limitation.releases == ">=4.3", (name, type_id)
     assert sem.case_by_id("semantics-rshift-i8-elements") in sem.meaning_cases()
+
+
+@pytest.mark.parametrize("path", ["gpu", "host"])
+def test_each_case_is_in_one_compile_group_of_cases_that_can_share_one(path):
+    """One compile serves a group of cases on each path: every case is in exactly one; a group's
+    cases store their operands in one type and hold comparisons or conversions only with their
+    own kind; a case whose known limitation stops the compile or the process is alone (in a
+    group it would take the others down with it), as are the whole-tensor kinds."""
+    cases = sem.cases()
+    groups = {sem.compile_group(c.id, path) for c in cases}
+    assert sorted(c.id for g in groups for c in g) == sorted(c.id for c in cases)
+    for group in groups:
+        assert 1 <= len(group) <= sem.GROUP_SIZE[path]
+        if len(group) == 1:
+            continue
+        assert len({(c.source or c.type).id for c in group}) == 1, [c.id for c in group]
+        assert len({c.op.kind if c.op.kind in ("compare", "convert") else "" for c in group}) == 1, [c.id for c in group]
+        for case in group:
+            limitation = sem.known(case, path)
+            assert limitation is None or limitation.fails_as == "wrong_result", case.id
+            assert case.op.kind not in ("reduce", "broadcast"), case.id
+    assert len(groups) < len(cases) / 2, "the groups buy few compiles"
+    assert sem.compile_group("semantics-nothing-i8", path) == ()
