@@ -230,7 +230,8 @@ def test_a_traveling_verdict_fails_naming_its_yardstick_and_a_drill_its_planted_
                              lambda record: gate.judge_traveling(record, ratio, yardstick))
     assert (judged.verdict, measure.asked) == ("slower", [1, 2])
     assert gate.slower_failure(judged, 6) == (
-        "naive-bf16: 96.0 GB/s is 4.00% below the 100.0 GB/s its yardstick torch_add-bf16-8x8 (200.0 GB/s on this GPU) "
+        "naive-bf16: 96.0 GB/s is 4.00% below the 100.0 GB/s its yardstick torch_add-bf16-8x8 (200.0 GB/s on this GPU, "
+        "at most what its own reference predicts) "
         "predicts (traveling verdict) (threshold 2.00%, over 6 placements in 2 measurements, 5.00% planted)")
 
 
@@ -490,6 +491,20 @@ def test_a_board_slower_in_everything_is_the_same_under_the_traveling_verdict_an
     assert slower.threshold_pct == gate.TRAVEL_FLOOR_PCT["bandwidth"]
     board_own = gate.judge(measured(0.99 * 97.0), quiet_reference(0.99 * 100.0, 0.99 * 100.0, 0.99 * 100.0))
     assert board_own.verdict == "slower" and board_own.basis == "board"
+
+
+def test_a_yardstick_faster_than_its_own_reference_counts_at_what_that_predicts():
+    """torch.add on a lucky placement (or a faster torch) reads 10% above what the copy predicts;
+    a stage read against it would be 9% slow. Against what torch.add's reference predicts it is
+    the same, a stage 5% slower than that is still slower, and a yardstick slower than its
+    reference (a slow board) is taken as measured."""
+    ref = ratio_reference(0.5, 0.5, 0.5)
+    lucky = replace(measured(110.0, case="torch_add-bf16-8x8", stage="torch_add"), baseline_gbps=100.0, verdict="faster")
+    same = gate.judge_traveling(measured(50.0), ref, lucky)
+    assert (same.verdict, same.baseline_gbps, same.yardstick_gbps) == ("same", pytest.approx(50.0), 110.0)
+    assert gate.judge_traveling(measured(0.95 * 50.0), ref, lucky).verdict == "slower"
+    slow_board = replace(measured(90.0, case="torch_add-bf16-8x8", stage="torch_add"), baseline_gbps=100.0, verdict="slower")
+    assert gate.judge_traveling(measured(45.0), ref, slow_board).verdict == "same"
 
 
 def test_the_traveling_threshold_is_the_ratios_spread_across_boards_or_its_floor():
