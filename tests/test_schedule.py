@@ -206,6 +206,37 @@ def test_units_that_touch_no_gpu_go_out_after_every_other():
     assert order == ["shared", "semantics", "host", "compile-only"]
 
 
+def test_a_signatures_tests_that_touch_no_gpu_go_apart_after_every_unit_that_does(pytestconfig, monkeypatch, tmp_path):
+    """A signature's compile-tier test compiles from CPU views, its gpu-tier test from device
+    tensors: no compile is shared, so the first goes with the other GPU-free units, beside the
+    bench phase, instead of holding the GPU part."""
+    import json
+
+    from fixtures.plugin.bench_phase import GPU_FREE_FILE
+
+    monkeypatch.setattr(pytestconfig.option, "tx", ["1*popen"], raising=False)
+    state = run_state.of(pytestconfig)
+    monkeypatch.setattr(state, "scratch", tmp_path)
+    monkeypatch.setattr(state, "gpu_free", frozenset())
+    gpu = _nodeid("tv-fp64-align16-static-128x2048")
+    compile_only = gpu.replace("suites/gpu/test_stages.py::test_stage_matches_torch",
+                               "suites/compile/test_ptx_access.py::test_ptx_access_widths_and_bytes")
+    other = _nodeid("tv-i8-align16-static-128x2048")
+    (tmp_path / GPU_FREE_FILE).write_text(json.dumps([compile_only]))
+    scheduler = SignatureScheduling(pytestconfig)
+    worker = _Worker("gw0")
+    scheduler.add_node(worker)
+    scheduler.add_node_collection(worker, [compile_only, gpu, other])
+    scheduler.schedule()
+    for _ in range(5):
+        for unit in scheduler.assigned_work[worker].values():
+            unit.update(dict.fromkeys(unit, True))
+        scheduler._reschedule(worker)
+    sent = [[compile_only, gpu, other][int(i)] for i in worker.sent]
+    assert sent[-1] == compile_only and set(sent) == {compile_only, gpu, other}
+    assert scheduler._split_scope(compile_only) != scheduler._split_scope(gpu) == scope_of(gpu)
+
+
 def test_with_two_gpus_each_gets_a_large_unit_that_only_its_workers_run(pytestconfig, monkeypatch):
     """The cases past a worker's reserve split round the GPUs; a worker pinned to GPU 0 (gw0,
     gw2) never gets GPU 1's, however the queue stands, and GPU 1's workers never GPU 0's."""
