@@ -242,6 +242,78 @@ def test_the_serial_process_exits_with_its_status_once_its_reports_are_out(bench
     assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("cute-harness-")] == []
 
 
+# a serial process's one measured case, and a probe of when pytest-benchmark's machine info is found
+MACHINE_PROBE = """
+import os, pathlib
+import pytest
+
+def note(what):
+    with pathlib.Path(os.environ["SERIAL_LOG"]).open("a") as log:
+        log.write(what + "\\n")
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_benchmark_generate_machine_info(config):
+    note("machine info")
+    return {"machine": "probed"}
+"""
+
+MEASURED_ONCE = """
+import pytest
+from fixtures.bandwidth import measure as bench
+from fixtures.bandwidth import timing
+from fixtures.plugin import bench_plugin
+from machine_probe import note
+
+@pytest.mark.bench
+def test_bench_measures(request, benchmark):
+    note("case")
+    bench.feed_benchmark(benchmark, timing.Measurement([1e-3, 2e-3, 3e-3]), {"case": "naive-bf16"})
+    bench_plugin.gate_of(request.config).keep(benchmark.stats)
+"""
+
+
+def test_the_serial_process_finds_its_documents_machine_info_before_its_cases(bench_project, tmp_path, monkeypatch):
+    """pytest-benchmark's machine info (py-cpuinfo: about a second) is found once the serial
+    process has collected, while an early one waits for GO; the gate's end, which waits for this
+    process after its last case, no longer does (1.7 s between the last case and the end on an H100)."""
+    bench_project.makepyfile(machine_probe=MACHINE_PROBE, test_measured=MEASURED_ONCE)
+    log = tmp_path / "serial.log"
+    monkeypatch.setenv("SERIAL_LOG", str(log))
+    stream = tmp_path / "stream.jsonl"
+    result = bench_project.runpytest_subprocess("-p", "no:xdist", "-p", "machine_probe", f"{bench_phase.STREAM_OPTION}={stream}",
+                                                "test_measured.py")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    assert log.read_text().splitlines() == ["machine info", "case"]
+    document = json.loads(bench_phase.document_path(stream).read_text())
+    assert document["machine_info"]["machine"] == "probed"
+    assert [b["extra_info"]["case"] for b in document["benchmarks"]] == ["naive-bf16"]
+
+
+# on the controller: what it had frozen and imported when the bench phase's first report came back
+END_PROBE = """
+import gc, json, os, pathlib, sys
+
+def pytest_runtest_logreport(report):
+    probe = pathlib.Path(os.environ["END_PROBE"])
+    if getattr(report, "cute_harness_process", "") == "bench" and not probe.exists():
+        names = ("matplotlib.figure", "hypothesis.internal.observability")
+        probe.write_text(json.dumps({"frozen": gc.get_freeze_count() > 0, "imported": [n for n in names if n in sys.modules]}))
+"""
+
+
+def test_the_controller_gets_ready_for_its_end_while_the_bench_phase_measures(bench_project, tmp_path, monkeypatch):
+    """Once the workers are done, the controller waits on the bench phase: it freezes what it
+    holds and imports what its end imports (the plots, Hypothesis's terminal summary) then, not
+    after the last measurement."""
+    bench_project.makepyfile(test_mixed=BENCH, end_probe=END_PROBE)
+    probe = tmp_path / "probe.json"
+    monkeypatch.setenv("END_PROBE", str(probe))
+    monkeypatch.setenv("PYTEST_ADDOPTS", os.environ["PYTEST_ADDOPTS"] + " -p end_probe")
+    result = bench_project.runpytest_subprocess("-n", "2", "--report-dir", str(bench_project.path / "out"), "test_mixed.py")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()[-3000:]
+    assert json.loads(probe.read_text()) == {"frozen": True, "imported": ["matplotlib.figure", "hypothesis.internal.observability"]}
+
+
 def test_bench_cases_the_serial_phase_never_reported_fail(bench_project):
     """A serial phase that dies leaves no gap: each case it did not report fails, saying why."""
     bench_project.makepyfile(test_dies=SERIAL_PHASE_DIES)
