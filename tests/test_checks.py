@@ -1,7 +1,10 @@
 """The GPU tier's checks, run on CPU tensors: each deviation is caught and named precisely."""
 
 import operator
+import pathlib
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -31,6 +34,29 @@ def test_values_mismatch_names_first_index_values_and_count():
     got[2, 0] = float("nan")
     with pytest.raises(failures.Mismatch, match=r"case-x: 2 of 12 elements differ from torch \(exactly\); first at \(1, 2\): got 7.0, expected 6.0"):
         checks.check_values("case-x", got, expected, EXACT)
+
+
+@pytest.mark.parametrize(("flat", "shape"), [(0, (1,)), (7, (3, 4)), (59, (3, 4, 5)), (2**33 + 5, (2**20, 2**14)),
+                                            (2**31, (1, 2**32)), (119, (2, 3, 4, 5))])
+def test_a_flat_index_names_the_element_torch_would(flat, shape):
+    assert checks._index(flat, shape) == tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), shape))
+
+
+def test_naming_a_mismatch_imports_nothing_heavy(tmp_path):
+    """A process's first mismatch (an xfail's too) is named without importing sympy, which
+    ``torch.unravel_index`` does on its first call (up to 2 s in an H100 worker)."""
+    code = ("import sys, torch\n"
+            "from fixtures.cases.tolerance import EXACT\n"
+            "from fixtures.dsl import checks\n"
+            "expected = torch.zeros(3, 4)\n"
+            "try:\n"
+            "    checks.check_values('c', expected + 1, expected, EXACT)\n"
+            "except Exception as exc:\n"
+            "    print(exc)\n"
+            "print('sympy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=pathlib.Path(__file__).parents[1]).stdout.splitlines()
+    assert "first at (0, 0)" in out[0] and out[-1] == "False"
 
 
 def test_values_within_tolerance_pass_and_beyond_fail():
