@@ -535,6 +535,19 @@ def test_a_crash_in_the_child_import_is_a_finding(tmp_path):
     assert child.crash_findings("raising") == []  # an exception is this process's import's to name
 
 
+def test_each_module_is_tried_in_a_child_of_its_own_side_by_side(tmp_path):
+    """The set-up waits on the DSL's child once torch is imported: the DSL's import from source
+    runs beside torch's, not after it."""
+    for name in ("first", "second"):
+        (tmp_path / f"{name}.py").write_text(f"import time\nopen({str(tmp_path / name)!r}, 'w').write(repr(time.time()))\n"
+                                             "time.sleep(2)\n")
+    child = install.ImportChild(("first", "second"), path=[str(tmp_path), *__import__("sys").path])
+    assert child.crash_findings("second") == []
+    started = {name: float((tmp_path / name).read_text()) for name in ("first", "second")}
+    assert abs(started["second"] - started["first"]) < 1.5, started
+    assert child.stale_bytecode() == {}
+
+
 def test_a_module_that_prints_as_it_imports_is_no_finding(tmp_path):
     """What an imported module prints (a banner, a .pth's line) goes to the child's stderr, not into
     the lines the child reports on: the run reads every module imported, and the stale-.pyc answer."""

@@ -110,6 +110,31 @@ def test_the_warmer_compiles_each_group_into_the_runs_folder_before_this_process
         assert not (package / name / "__pycache__").exists(), "bytecode written beside the source"
 
 
+WARM_TREES = """
+    import json, sys
+    from pathlib import Path
+    from fixtures.plugin import pycache
+    pycache.share(Path({folder!r}), ("sharedpkg",))
+    done = Path({folder!r}).parent / "warmed"
+    print(pycache.warm((("otherpkg",),), done=done, after=(), trees=("sharedpkg",)).wait())
+"""
+
+
+def test_the_warmer_compiles_a_packages_whole_tree_in_processes_of_its_own(package, tmp_path):
+    """``trees``: every source of the package, the modules no group imports too, compiled into the
+    run's folder by processes beside the groups' imports (an import compiles its modules on one CPU)."""
+    (package / "sharedpkg" / "sub").mkdir()
+    (package / "sharedpkg" / "sub" / "__init__.py").write_text("")
+    (package / "sharedpkg" / "sub" / "deep.py").write_text("DEEP = 1\n")
+    (package / "sharedpkg" / "unused.py").write_text("UNUSED = 1\n")
+    folder = tmp_path / "run" / "pycache"
+    assert _python(WARM_TREES.format(folder=str(folder)), package, PYTHONDONTWRITEBYTECODE="1").stdout.strip() == "0"
+    written = sorted(p.relative_to(folder).as_posix().split("/sharedpkg/", 1)[1].split(".")[0]
+                     for p in folder.rglob("*.pyc") if "/sharedpkg/" in p.as_posix())
+    assert written == ["__init__", "sub/__init__", "sub/deep", "unused"]
+    assert not (package / "sharedpkg" / "__pycache__").exists(), "bytecode written beside the source"
+
+
 def test_a_warmer_is_stopped_with_the_processes_it_started(tmp_path):
     """A run that ends before the warmer leaves none of its group processes writing into the
     scratch folder that goes next."""
