@@ -124,7 +124,7 @@ def test_an_early_process_that_ended_before_go_is_replayed_not_raised(tmp_path, 
     the run's end writing GO meets a broken pipe, and its cases are replayed with its exit status
     (which reports them as failures) instead of the run ending in an internal error."""
     config = _config(tmp_path, gpus=1)
-    config.pluginmanager = SimpleNamespace(get_plugin=lambda name: None)
+    config.pluginmanager = SimpleNamespace(get_plugin=lambda name: None, has_plugin=lambda name: False)
     (tmp_path / bench_phase.DEFERRED_FILE).write_text(json.dumps(IDS))
     real_popen = subprocess.Popen
 
@@ -148,7 +148,7 @@ def test_a_serial_process_stopped_by_a_fault_is_followed_by_a_fresh_one_for_the_
     measures the cases left, so they pass or fail on their own; what a follower too never
     reports fails as not measured."""
     config = _config(tmp_path, gpus=1)
-    config.pluginmanager = SimpleNamespace(get_plugin=lambda name: None)
+    config.pluginmanager = SimpleNamespace(get_plugin=lambda name: None, has_plugin=lambda name: False)
     failed = []
     config.hook = SimpleNamespace(pytest_runtest_logreport=lambda report: failed.append(report.nodeid))
     real_popen = subprocess.Popen
