@@ -2,8 +2,10 @@
 NVML is the boundary: a stand-in ``pynvml`` (``tests/data/fake_pynvml.py``) lists the GPUs, and
 the harness's own logic runs as it would on a runner."""
 
+import dataclasses
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -261,3 +263,61 @@ def test_the_busy_check_holds_room_for_the_bench_tier_only_where_a_run_may_selec
     assert not may("", "suites/gpu", "tests")
     assert not may("gpu or host", "suites")
     assert may("bench and (", "suites")  # check_selection answers that one
+
+
+class _FakeDriver:
+    """``libcuda.so.1`` as ``ctypes`` loads it: each call recorded, cuInit answering ``init``."""
+
+    def __init__(self, init: int = 0):
+        self.calls, self.init = [], init
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append(name)
+            return self.init if name == "cuInit" else 0
+        return call
+
+
+@pytest.mark.parametrize(("init", "made"), [(0, ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain"]),
+                                            (100, ["cuInit"])], ids=["a-gpu", "cuda-cannot-start"])
+def test_a_context_is_made_early_through_the_driver_alone(monkeypatch, init, made):
+    """The device's primary context (the one torch and the DSL use), retained in a thread; where
+    CUDA cannot start (cuInit's error 100, no device) nothing more is asked."""
+    from fixtures.dsl import device
+
+    driver = _FakeDriver(init)
+    monkeypatch.setattr(device.ctypes, "CDLL", lambda name: driver if name == "libcuda.so.1" else None)
+    device.make_context_early().join(10)
+    assert driver.calls == made
+
+
+def test_without_a_driver_no_context_is_made_and_nothing_raised(monkeypatch):
+    from fixtures.dsl import device
+
+    def missing(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(device.ctypes, "CDLL", missing)
+    thread = device.make_context_early()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+def test_a_worker_pins_itself_before_it_makes_its_context(monkeypatch):
+    """``CUDA_VISIBLE_DEVICES`` names the worker's GPU before the driver starts (it enumerates
+    the devices once); a worker of a run without GPUs makes none."""
+    from types import SimpleNamespace
+
+    from fixtures.dsl import device
+    from fixtures.plugin import collector, hooks
+    from reports.model import GpuRecord
+
+    seen = []
+    monkeypatch.setattr(device, "make_context_early", lambda: seen.append(os.environ.get("CUDA_VISIBLE_DEVICES")))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    listed = [GpuRecord(i, f"GPU-fake-{i}", "NVIDIA H100 80GB HBM3", 81559, 2619, "host") for i in range(2)]
+    for handed, expected in ((listed, ["GPU-fake-1"]), ([], [])):
+        seen.clear()
+        config = SimpleNamespace(workerinput={collector._GPUS: [dataclasses.asdict(g) for g in handed], "workerid": "gw3"})
+        hooks._make_context_early(config)
+        assert seen == expected
