@@ -2,10 +2,8 @@
 NVML is the boundary: a stand-in ``pynvml`` (``tests/data/fake_pynvml.py``) lists the GPUs, and
 the harness's own logic runs as it would on a runner."""
 
-import dataclasses
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -133,12 +131,8 @@ import pytest
 
 @pytest.mark.parametrize("n", range(12))
 @pytest.mark.host
-def test_where(n, worker_id, request):
-    from fixtures.plugin import gpus, run_state
-
-    checked = (run_state.of(request.config).scratch / gpus.CHECKED_FILE).exists()
+def test_where(n, worker_id):
     Path(os.environ["WHERE_OUT"], worker_id).write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
-    Path(os.environ["WHERE_OUT"], "checked-" + worker_id).write_text(str(checked))
 
 
 @pytest.mark.gpu
@@ -165,8 +159,6 @@ def test_each_worker_runs_on_its_gpu_and_the_report_names_them(runner, tmp_path)
     result, pinned = runner([H100, H100, H100], "-n", "3", "--gpus", "0,2")
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert pinned and pinned == {w: {"gw0": "GPU-fake-0", "gw1": "GPU-fake-2", "gw2": "GPU-fake-0"}[w] for w in pinned}
-    # the controller's memory check passed before any case: the workers' contexts may be made (device.make_context_early)
-    assert {p.read_text() for p in tmp_path.glob("checked-gw*")} == {"True"}
     result.stdout.fnmatch_lines(["gpu 0: NVIDIA H100 80GB HBM3, GPU-fake-0, 81559 MiB, memory clock 2619 MHz",
                                  "gpu 2: NVIDIA H100 80GB HBM3, GPU-fake-2, 81559 MiB, memory clock 2619 MHz",
                                  "xdist worker gwN runs on the (N mod 2)-th of these*"])
@@ -269,72 +261,3 @@ def test_the_busy_check_holds_room_for_the_bench_tier_only_where_a_run_may_selec
     assert not may("", "suites/gpu", "tests")
     assert not may("gpu or host", "suites")
     assert may("bench and (", "suites")  # check_selection answers that one
-
-
-class _FakeDriver:
-    """``libcuda.so.1`` as ``ctypes`` loads it: each call recorded, cuInit answering ``init``."""
-
-    def __init__(self, init: int = 0):
-        self.calls, self.init = [], init
-
-    def __getattr__(self, name):
-        def call(*args):
-            self.calls.append(name)
-            return self.init if name == "cuInit" else 0
-        return call
-
-
-@pytest.mark.parametrize(("init", "made"), [(0, ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain"]),
-                                            (100, ["cuInit"])], ids=["a-gpu", "cuda-cannot-start"])
-def test_a_context_is_made_early_through_the_driver_alone_once_the_gpus_are_checked(monkeypatch, tmp_path, init, made):
-    """The device's primary context (the one torch and the DSL use), retained in a thread once the
-    controller's memory check has passed (its file); where CUDA cannot start (cuInit's error 100,
-    no device) nothing more is asked; without the check's file in time, nothing at all."""
-    from fixtures.dsl import device
-
-    driver = _FakeDriver(init)
-    monkeypatch.setattr(device.ctypes, "CDLL", lambda name: driver if name == "libcuda.so.1" else None)
-    checked = tmp_path / "gpus-checked"
-    thread = device.make_context_early(after=checked)
-    thread.join(0.3)
-    assert thread.is_alive() and driver.calls == [], "made before the controller's check"
-    checked.touch()
-    thread.join(10)
-    assert driver.calls == made
-    driver.calls.clear()
-    device.make_context_early(after=tmp_path / "never", wait_s=0.2).join(10)
-    assert driver.calls == []
-
-
-def test_without_a_driver_no_context_is_made_and_nothing_raised(monkeypatch, tmp_path):
-    from fixtures.dsl import device
-
-    def missing(name):
-        raise OSError(f"{name}: cannot open shared object file")
-
-    monkeypatch.setattr(device.ctypes, "CDLL", missing)
-    (tmp_path / "checked").touch()
-    thread = device.make_context_early(after=tmp_path / "checked")
-    thread.join(10)
-    assert not thread.is_alive()
-
-
-def test_a_worker_pins_itself_before_it_makes_its_context(monkeypatch):
-    """``CUDA_VISIBLE_DEVICES`` names the worker's GPU before the driver starts (it enumerates
-    the devices once); a worker of a run without GPUs makes none."""
-    from types import SimpleNamespace
-
-    from fixtures.dsl import device
-    from fixtures.plugin import collector, hooks
-    from reports.model import GpuRecord
-
-    seen = []
-    monkeypatch.setattr(device, "make_context_early", lambda after: seen.append((os.environ.get("CUDA_VISIBLE_DEVICES"), after.name)))
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    listed = [GpuRecord(i, f"GPU-fake-{i}", "NVIDIA H100 80GB HBM3", 81559, 2619, "host") for i in range(2)]
-    for handed, expected in ((listed, [("GPU-fake-1", gpus.CHECKED_FILE)]), ([], [])):
-        seen.clear()
-        config = SimpleNamespace(workerinput={collector._GPUS: [dataclasses.asdict(g) for g in handed], "workerid": "gw3",
-                                              collector._SCRATCH: "/tmp/scratch"})
-        hooks._make_context_early(config)
-        assert seen == expected
