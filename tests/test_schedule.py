@@ -4,7 +4,7 @@ import pytest
 
 from fixtures.cases import matrix
 from fixtures.plugin import gpus, run_state
-from fixtures.plugin.schedule import SignatureScheduling, heaviest_first, scope_of
+from fixtures.plugin.schedule import SignatureScheduling, heaviest_first, large_lane, scope_of
 
 pytestmark = pytest.mark.harness
 
@@ -237,9 +237,29 @@ def test_a_signatures_tests_that_touch_no_gpu_go_apart_after_every_unit_that_doe
     assert scheduler._split_scope(compile_only) != scheduler._split_scope(gpu) == scope_of(gpu)
 
 
-def test_with_two_gpus_each_gets_a_large_unit_that_only_its_workers_run(pytestconfig, monkeypatch):
-    """The cases past a worker's reserve split round the GPUs; a worker pinned to GPU 0 (gw0,
-    gw2) never gets GPU 1's, however the queue stands, and GPU 1's workers never GPU 0's."""
+def test_the_large_cases_go_out_first_in_two_lanes_that_two_workers_run(pytestconfig, monkeypatch):
+    """On one GPU the cases past a worker's reserve are dealt into two units, alternately in
+    collection order, and the first two workers dealt to get one each, before anything else: each
+    lane holds half the large cases' compiles (the GPU's room for them decides what runs at once)."""
+    monkeypatch.setattr(pytestconfig.option, "tx", ["3*popen"], raising=False)
+    large = [_nodeid(c.id) for c in matrix.large_cases() if matrix.device_bytes(c) > gpus.WORKER_RESERVE][:6]
+    collection = [*(f"t.py::test_{i}" for i in range(3)), *large]
+    scheduler = SignatureScheduling(pytestconfig)
+    workers = [_Worker(f"gw{i}") for i in range(3)]
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    lanes = [{collection[int(i)] for i in w.sent} & set(large) for w in workers]
+    assert lanes[:2] == [set(large[0::2]), set(large[1::2])] and not lanes[2]
+    assert [collection[int(w.sent[0])] for w in workers[:2]] == large[:2]
+    assert {scheduler._split_scope(n) for n in large} == {large_lane(0, 0), large_lane(0, 1)}
+
+
+def test_with_two_gpus_each_gets_large_units_that_only_its_workers_run(pytestconfig, monkeypatch):
+    """The cases past a worker's reserve split round the GPUs, and each GPU's round its lanes; a
+    worker pinned to GPU 0 (gw0, gw2) never gets GPU 1's, however the queue stands, and GPU 1's
+    workers never GPU 0's."""
     from reports.model import GpuRecord
 
     monkeypatch.setattr(pytestconfig.option, "tx", ["2*popen"], raising=False)
@@ -253,7 +273,7 @@ def test_with_two_gpus_each_gets_a_large_unit_that_only_its_workers_run(pytestco
         scheduler.add_node_collection(worker, collection)
     scheduler.schedule()
     assert {s for s in scheduler.workqueue} | {s for w in workers for s in scheduler.assigned_work[w]} >= {
-        "large-gpu0", "large-gpu1"}
+        large_lane(0, 0), large_lane(1, 0), large_lane(0, 1), large_lane(1, 1)}
     for _ in range(50):  # each worker finishes what it holds and asks for more, in turn
         for worker in workers:
             for unit in scheduler.assigned_work[worker].values():

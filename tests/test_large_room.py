@@ -1,0 +1,166 @@
+"""The large cases' room on a GPU, shared by the processes that run them (``fixtures.dsl.large_room``)."""
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fixtures.dsl import large_room, settings
+
+pytestmark = pytest.mark.harness
+
+ROOT = Path(__file__).parents[1]
+UNIT = 3 * large_room.GIB  # more than a worker's reserve: a case of a unit takes room
+ROOM = 10 * UNIT
+
+# a process that holds NBYTES of the room, says so, and lets go when its stdin closes
+HOLDER = """
+import sys
+from fixtures.dsl import large_room
+with large_room.held(int(sys.argv[1])):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+class _Holder:
+    def __init__(self, ledger: Path, units: int) -> None:
+        env = {**os.environ, settings.LARGE_ROOM_BYTES: str(ROOM), settings.LARGE_ROOM_LEDGER: str(ledger)}
+        self.proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(units * UNIT)], cwd=ROOT, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.ledger = ledger
+
+    def wait_held(self, timeout_s: float = 30) -> None:
+        assert select.select([self.proc.stdout], [], [], timeout_s)[0], "never let in"
+        assert self.proc.stdout.readline().strip() == "held"
+
+    def tickets(self) -> list[str]:
+        return [p.name for p in self.ledger.iterdir() if p.name.split("-")[2:3] == [str(self.proc.pid)]]
+
+    def wait_waiting(self) -> None:
+        """Until its ticket is in the account, then a few of its looks at it: still not let in."""
+        deadline = time.monotonic() + 60
+        while not self.tickets() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(5 * large_room.POLL_S)
+        assert [t.split("-")[0] for t in self.tickets()] == ["wait"], self.tickets()
+
+    def let_go(self) -> None:
+        self.proc.communicate(timeout=60)
+        assert self.proc.returncode == 0
+
+
+@pytest.fixture
+def holders(tmp_path):
+    started: list[_Holder] = []
+
+    def start(units: int) -> _Holder:
+        started.append(_Holder(tmp_path / "ledger", units))
+        return started[-1]
+
+    yield start
+    for holder in started:
+        if holder.proc.poll() is None:
+            holder.proc.kill()
+            holder.proc.communicate()
+
+
+def test_cases_that_fit_together_hold_the_room_at_once_and_the_next_waits_for_its_bytes(holders):
+    first, second = holders(4), holders(4)
+    first.wait_held()
+    second.wait_held()
+    third = holders(4)
+    third.wait_waiting()
+    first.let_go()
+    third.wait_held()
+    second.let_go()
+    third.let_go()
+
+
+def test_a_wide_waiter_is_not_passed_by_a_narrow_one_that_came_after_it(holders):
+    holding = holders(8)
+    holding.wait_held()
+    wide = holders(8)
+    wide.wait_waiting()
+    narrow = holders(2)  # fits beside the holder, but came after the wide one
+    narrow.wait_waiting()
+    holding.let_go()
+    wide.wait_held()
+    narrow.wait_held()  # 8 + 2 fit the room of 10
+    wide.let_go()
+    narrow.let_go()
+
+
+def test_a_holder_that_dies_lets_go_of_its_bytes(holders):
+    dead = holders(8)
+    dead.wait_held()
+    waiting = holders(8)
+    waiting.wait_waiting()
+    dead.proc.send_signal(signal.SIGKILL)
+    dead.proc.communicate()
+    waiting.wait_held()
+    assert not dead.tickets()
+    waiting.let_go()
+
+
+def test_a_case_wider_than_the_room_is_let_in_alone(holders):
+    narrow = holders(2)
+    narrow.wait_held()
+    wider = holders(12)
+    wider.wait_waiting()
+    narrow.let_go()
+    wider.wait_held()
+    wider.let_go()
+    assert not list((wider.ledger).glob("*-*"))
+
+
+def test_a_process_that_inherited_no_room_waits_for_nothing(monkeypatch, tmp_path):
+    monkeypatch.delenv(settings.LARGE_ROOM_BYTES, raising=False)
+    monkeypatch.delenv(settings.LARGE_ROOM_LEDGER, raising=False)
+    monkeypatch.chdir(tmp_path)
+    with large_room.held(ROOM * 100):
+        pass
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_case_within_a_workers_reserve_takes_no_room(holders, monkeypatch, tmp_path):
+    full = holders(10)
+    full.wait_held()
+    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(ROOM))
+    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(full.ledger))
+    with large_room.held(large_room.WORKER_RESERVE):
+        assert [t.split("-")[0] for t in os.listdir(full.ledger) if not t.startswith(".")] == ["hold"]
+    full.let_go()
+
+
+def test_a_child_that_runs_a_case_alone_is_handed_no_room_while_its_parent_holds_its_bytes(monkeypatch, tmp_path):
+    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(ROOM))
+    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(tmp_path))
+    with large_room.held_for_a_child(4 * UNIT) as env:
+        assert [t.split("-")[0] for t in os.listdir(tmp_path) if not t.startswith(".")] == ["hold"]
+        assert settings.LARGE_ROOM_BYTES not in env and settings.LARGE_ROOM_LEDGER not in env
+        assert env["PATH"] == os.environ["PATH"]
+    assert not [t for t in os.listdir(tmp_path) if not t.startswith(".")]
+
+
+@pytest.mark.parametrize("plan", ["gpu", "compile"])
+def test_a_canary_of_a_large_case_holds_its_bytes_while_its_child_runs_on_the_gpu(plan, monkeypatch, tmp_path):
+    from fixtures.cases import matrix
+    from fixtures.plugin import canary
+
+    case = next(c for c in matrix.large_cases() if matrix.device_bytes(c) > large_room.WORKER_RESERVE)
+    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(matrix.device_bytes(case)))
+    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(tmp_path))
+    seen = []
+
+    def child(args, env, **kwargs):
+        seen.append(([t.split("-")[0] for t in os.listdir(tmp_path) if not t.startswith(".")], settings.LARGE_ROOM_BYTES in env))
+
+    monkeypatch.setattr(canary.subprocess, "run", child)
+    canary.run_alone("run_one", plan, case)
+    assert seen == [(["hold"] if plan == "gpu" else [], False)]
