@@ -23,3 +23,17 @@ def test_a_drawn_case_is_inside_its_stage_and_its_id_names_it(stage, data):
     assert case.operand_layout("c") not in matrix.INPUT_ONLY_LAYOUTS
     again = matrix.case_from_id(case.id)
     assert again is not None and again.signature == case.signature and again.alias == case.alias
+
+
+def test_the_drawn_module_loads_no_hypothesis_until_a_strategy_is_made():
+    """Every worker imports it to collect ``test_drawn.py``; Hypothesis, assertion-rewritten under
+    pytest, is the few searching workers' cost, not each worker's collection."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; import fixtures.cases.drawn as d; print('hypothesis' in sys.modules); "
+             "from fixtures.cases.stages import BUILT_IN_STAGES; d.cases_for(BUILT_IN_STAGES['tv']); "
+             "print('hypothesis' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=matrix.__file__.rsplit("/fixtures/", 1)[0],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
