@@ -164,3 +164,27 @@ def test_a_canary_of_a_large_case_holds_its_bytes_while_its_child_runs_on_the_gp
     monkeypatch.setattr(canary.subprocess, "run", child)
     canary.run_alone("run_one", plan, case)
     assert seen == [(["hold"] if plan == "gpu" else [], False)]
+
+
+@pytest.mark.parametrize(("workers", "skipped"), [(16, True), (4, False)])
+def test_a_large_case_skips_by_the_room_the_start_checked_and_the_lanes_share(workers, skipped, pytestconfig, monkeypatch):
+    """One figure for a GPU's room for large cases: NVML's total less the workers' reserves, as
+    ``gpus.check_free`` counts it at start and the lanes share it; the fp32 case past 2**31
+    elements (54.1 GiB) skips under 16 workers on an H100 and runs under 4."""
+    from fixtures.cases import matrix
+    from fixtures.plugin import gpus, run_state
+    from fixtures.plugin.provided import _skip_without_room
+    from reports.model import GpuRecord
+
+    h100 = GpuRecord(0, "GPU-fake-0", "NVIDIA H100 80GB HBM3", 81559, None, "host")
+    state = run_state.of(pytestconfig)
+    monkeypatch.setattr(state, "pinned", h100)
+    monkeypatch.setattr(state, "gpus", [h100])
+    monkeypatch.setattr(pytestconfig, "workerinput", {"workercount": workers}, raising=False)
+    case = next(c for c in matrix.large_cases() if c.dtype.id == "fp32" and c.shape == matrix.HUGE)
+    assert matrix.device_bytes(case) > gpus.large_room(81559 * gpus.MIB, 16)
+    if skipped:
+        with pytest.raises(pytest.skip.Exception, match=r"this GPU has 79\.6 GiB, .* 15 other workers .*: 47\.6 GiB$"):
+            _skip_without_room(case, pytestconfig)
+    else:
+        _skip_without_room(case, pytestconfig)
