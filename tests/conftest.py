@@ -76,6 +76,19 @@ def project(pytester, monkeypatch):
     os.environ.update(environ)
 
 
+def call_reports(project, *args: str) -> tuple[pytest.RunResult, dict[str, pytest.TestReport]]:
+    """The project's run with ``args`` in this process, and its call phases' reports by test name."""
+    reports = []
+
+    class Keep:
+        def pytest_runtest_logreport(self, report):
+            if report.when == "call":
+                reports.append(report)
+
+    result = project.runpytest_inprocess(*args, plugins=[Keep()])
+    return result, {r.nodeid.split("::")[-1]: r for r in reports}
+
+
 @pytest.fixture
 def fake_gpus(project, monkeypatch):
     """``fake_gpus([model, ...])``: the project's runs see these GPUs through the stand-in NVML

@@ -28,6 +28,19 @@ with large_room.held(int(sys.argv[1])):
 """
 
 
+def _tickets(ledger: Path) -> list[large_room.Ticket]:
+    """The account's tickets (its lock file left out)."""
+    return [t for t in map(large_room.Ticket.parse, os.listdir(ledger)) if t is not None] if ledger.exists() else []
+
+
+@pytest.fixture
+def room_here(monkeypatch, tmp_path) -> Path:
+    """This process has a room of ``ROOM`` bytes, its account in the returned folder (the holders' too)."""
+    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(ROOM))
+    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(tmp_path / "ledger"))
+    return tmp_path / "ledger"
+
+
 class _Holder:
     def __init__(self, ledger: Path, units: int) -> None:
         env = {**os.environ, settings.LARGE_ROOM_BYTES: str(ROOM), settings.LARGE_ROOM_LEDGER: str(ledger)}
@@ -39,8 +52,8 @@ class _Holder:
         assert select.select([self.proc.stdout], [], [], timeout_s)[0], "never let in"
         assert self.proc.stdout.readline().strip() == "held"
 
-    def tickets(self) -> list[str]:
-        return [p.name for p in self.ledger.iterdir() if p.name.split("-")[2:3] == [str(self.proc.pid)]]
+    def tickets(self) -> list[large_room.Ticket]:
+        return [t for t in _tickets(self.ledger) if t.pid == self.proc.pid]
 
     def wait_waiting(self) -> None:
         """Until its ticket is in the account, then a few of its looks at it: still not let in."""
@@ -48,7 +61,7 @@ class _Holder:
         while not self.tickets() and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(5 * large_room.POLL_S)
-        assert [t.split("-")[0] for t in self.tickets()] == ["wait"], self.tickets()
+        assert [t.state for t in self.tickets()] == [large_room.WAITING], self.tickets()
 
     def let_go(self) -> None:
         self.proc.communicate(timeout=60)
@@ -116,7 +129,7 @@ def test_a_case_wider_than_the_room_is_let_in_alone(holders):
     narrow.let_go()
     wider.wait_held()
     wider.let_go()
-    assert not list((wider.ledger).glob("*-*"))
+    assert not _tickets(wider.ledger)
 
 
 def test_a_process_that_inherited_no_room_waits_for_nothing(monkeypatch, tmp_path):
@@ -128,42 +141,37 @@ def test_a_process_that_inherited_no_room_waits_for_nothing(monkeypatch, tmp_pat
     assert not list(tmp_path.iterdir())
 
 
-def test_a_case_within_a_workers_reserve_takes_no_room(holders, monkeypatch, tmp_path):
+def test_a_case_within_a_workers_reserve_takes_no_room(holders, room_here):
     full = holders(10)
     full.wait_held()
-    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(ROOM))
-    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(full.ledger))
-    with large_room.held(large_room.WORKER_RESERVE):
-        assert [t.split("-")[0] for t in os.listdir(full.ledger) if not t.startswith(".")] == ["hold"]
+    assert full.ledger == room_here
+    with large_room.held(large_room.WORKER_RESERVE):  # let in at once, beside a full room
+        assert [t.state for t in _tickets(room_here)] == [large_room.HOLDING]
     full.let_go()
 
 
-def test_a_child_that_runs_a_case_alone_is_handed_no_room_while_its_parent_holds_its_bytes(monkeypatch, tmp_path):
-    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(ROOM))
-    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(tmp_path))
+def test_a_child_that_runs_a_case_alone_is_handed_no_room_while_its_parent_holds_its_bytes(room_here):
     with large_room.held_for_a_child(4 * UNIT) as env:
-        assert [t.split("-")[0] for t in os.listdir(tmp_path) if not t.startswith(".")] == ["hold"]
+        assert [(t.state, t.pid) for t in _tickets(room_here)] == [(large_room.HOLDING, os.getpid())]
         assert settings.LARGE_ROOM_BYTES not in env and settings.LARGE_ROOM_LEDGER not in env
         assert env["PATH"] == os.environ["PATH"]
-    assert not [t for t in os.listdir(tmp_path) if not t.startswith(".")]
+    assert not _tickets(room_here)
 
 
 @pytest.mark.parametrize("plan", ["gpu", "compile"])
-def test_a_canary_of_a_large_case_holds_its_bytes_while_its_child_runs_on_the_gpu(plan, monkeypatch, tmp_path):
+def test_a_canary_of_a_large_case_holds_its_bytes_while_its_child_runs_on_the_gpu(plan, monkeypatch, room_here):
     from fixtures.cases import matrix
     from fixtures.plugin import canary
 
-    case = next(c for c in matrix.large_cases() if matrix.device_bytes(c) > large_room.WORKER_RESERVE)
-    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(matrix.device_bytes(case)))
-    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(tmp_path))
+    case = next(c for c in matrix.large_cases() if large_room.WORKER_RESERVE < matrix.device_bytes(c) <= ROOM)
     seen = []
 
     def child(args, env, **kwargs):
-        seen.append(([t.split("-")[0] for t in os.listdir(tmp_path) if not t.startswith(".")], settings.LARGE_ROOM_BYTES in env))
+        seen.append(([t.state for t in _tickets(room_here)], settings.LARGE_ROOM_BYTES in env))
 
     monkeypatch.setattr(canary.subprocess, "run", child)
     canary.run_alone("run_one", plan, case)
-    assert seen == [(["hold"] if plan == "gpu" else [], False)]
+    assert seen == [([large_room.HOLDING] if plan == "gpu" else [], False)]
 
 
 @pytest.mark.parametrize(("workers", "skipped"), [(16, True), (4, False)])

@@ -13,6 +13,7 @@ from _pytest.mark.expression import Expression
 
 from fixtures.cases import matrix
 from reports.model import SCHEMA
+from tests.conftest import call_reports
 
 pytestmark = pytest.mark.harness
 
@@ -213,16 +214,8 @@ def test_an_expected_failure_keeps_its_test_modules_traceback_and_any_other_all_
     gate's 591 xfails about 0.3 s each); a failure its mark does not expect, and a plain failure,
     keep every entry, as pytest writes them."""
     project.makepyfile(test_deep=DEEP_FAILURES, helper_deep=HELPER_DEEP)
-    reports = []
-
-    class Keep:
-        def pytest_runtest_logreport(self, report):
-            if report.when == "call":
-                reports.append(report)
-
-    result = project.runpytest_inprocess("--report-dir", str(project.path / "out"), "test_deep.py", plugins=[Keep()])
+    result, by_name = call_reports(project, "--report-dir", str(project.path / "out"), "test_deep.py")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    by_name = {r.nodeid.split("::")[-1]: r for r in reports}
     expected = by_name["test_expected"].longrepr
     assert hasattr(by_name["test_expected"], "wasxfail")
     paths = {entry.reprfileloc.path for entry in expected.chain[-1][0].reprentries}

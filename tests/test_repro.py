@@ -19,7 +19,7 @@ from fixtures.dsl.kernels import bind, registered_in
 from fixtures.dsl.runner import GUARD_FILL
 from fixtures.plugin.repro import spec_for
 from reports import repro, repro_template, summary
-from tests.conftest import carried_kernel_alone
+from tests.conftest import call_reports, carried_kernel_alone
 from reports.__main__ import main
 from reports.model import CaseResult, Fingerprint, RunResult
 from suites.gpu import _wrong_stage
@@ -229,16 +229,9 @@ def test_only_a_failure_its_xfail_mark_does_not_expect_carries_a_reproducer_reco
     from reports.model import REPRO_KEY, REPRO_SOURCES_KEY
 
     project.makepyfile(test_expected_or_not=EXPECTED_OR_NOT)
-    reports = []
-
-    class Keep:
-        def pytest_runtest_logreport(self, report):
-            if report.when == "call":
-                reports.append(report)
-
-    result = project.runpytest_inprocess("--report-dir", str(project.path / "out"), "test_expected_or_not.py", plugins=[Keep()])
+    result, reports = call_reports(project, "--report-dir", str(project.path / "out"), "test_expected_or_not.py")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    keys = {r.nodeid.split("::")[-1]: {k for k, _ in r.user_properties} & {REPRO_KEY, REPRO_SOURCES_KEY} for r in reports}
+    keys = {name: {k for k, _ in r.user_properties} & {REPRO_KEY, REPRO_SOURCES_KEY} for name, r in reports.items()}
     assert keys == {"test_expected": set(), "test_expected_otherwise": {REPRO_KEY, REPRO_SOURCES_KEY},
                     "test_fails": {REPRO_KEY, REPRO_SOURCES_KEY}}
     assert "repro_sources" not in (project.path / "out" / "junit.xml").read_text().split("test_expected_otherwise")[0]

@@ -75,6 +75,16 @@ class _Worker:
         self.shutting_down = True
 
 
+def _dealt(config, workers: list[_Worker], collection: list[str]) -> SignatureScheduling:
+    """A scheduler that has every one of ``workers``' collections (``collection``) and has made its first deal."""
+    scheduler = SignatureScheduling(config)
+    for worker in workers:
+        scheduler.add_node(worker)
+        scheduler.add_node_collection(worker, collection)
+    scheduler.schedule()
+    return scheduler
+
+
 def test_a_replacement_worker_still_collecting_waits_for_its_collection(pytestconfig, monkeypatch):
     """Two workers replace crashed ones at once; the first to finish collecting reschedules every
     worker, and the other, still collecting, must not stop the run (it gets work once collected)."""
@@ -172,12 +182,8 @@ def test_a_worker_holding_a_slow_test_gets_no_other_while_a_light_one_is_left(py
     slow = [f"suites/compile/test_host_costs.py::test_slow_{i}" for i in range(4)]
     collection = slow + [f"suites/host/test_light.py::test_{i}" for i in range(6)]
     (tmp_path / SLOW_FILE).write_text(json.dumps(slow))
-    scheduler = SignatureScheduling(pytestconfig)
     workers = [_Worker(f"gw{i}") for i in range(2)]
-    for worker in workers:
-        scheduler.add_node(worker)
-        scheduler.add_node_collection(worker, collection)
-    scheduler.schedule()
+    scheduler = _dealt(pytestconfig, workers, collection)
     for _ in range(20):  # each worker finishes the unit it runs and asks for more, in turn
         for worker in workers:
             held = [n for unit in scheduler.assigned_work[worker].values() for n, done in unit.items() if not done]
@@ -223,11 +229,8 @@ def test_a_signatures_tests_that_touch_no_gpu_go_apart_after_every_unit_that_doe
                                "suites/compile/test_ptx_access.py::test_ptx_access_widths_and_bytes")
     other = _nodeid("tv-i8-align16-static-128x2048")
     (tmp_path / GPU_FREE_FILE).write_text(json.dumps([compile_only]))
-    scheduler = SignatureScheduling(pytestconfig)
     worker = _Worker("gw0")
-    scheduler.add_node(worker)
-    scheduler.add_node_collection(worker, [compile_only, gpu, other])
-    scheduler.schedule()
+    scheduler = _dealt(pytestconfig, [worker], [compile_only, gpu, other])
     for _ in range(5):
         for unit in scheduler.assigned_work[worker].values():
             unit.update(dict.fromkeys(unit, True))
@@ -244,12 +247,8 @@ def test_the_large_cases_go_out_first_in_two_lanes_that_two_workers_run(pytestco
     monkeypatch.setattr(pytestconfig.option, "tx", ["3*popen"], raising=False)
     large = [_nodeid(c.id) for c in matrix.large_cases() if matrix.device_bytes(c) > gpus.WORKER_RESERVE][:6]
     collection = [*(f"t.py::test_{i}" for i in range(3)), *large]
-    scheduler = SignatureScheduling(pytestconfig)
     workers = [_Worker(f"gw{i}") for i in range(3)]
-    for worker in workers:
-        scheduler.add_node(worker)
-        scheduler.add_node_collection(worker, collection)
-    scheduler.schedule()
+    scheduler = _dealt(pytestconfig, workers, collection)
     lanes = [{collection[int(i)] for i in w.sent} & set(large) for w in workers]
     assert lanes[:2] == [set(large[0::2]), set(large[1::2])] and not lanes[2]
     assert [collection[int(w.sent[0])] for w in workers[:2]] == large[:2]
@@ -266,12 +265,8 @@ def test_with_two_gpus_each_gets_large_units_that_only_its_workers_run(pytestcon
     monkeypatch.setattr(run_state.of(pytestconfig), "gpus", [GpuRecord(i, f"GPU-{i}", "H100", 81559, None, "host") for i in range(2)])
     large = [c.id for c in matrix.large_cases() if matrix.device_bytes(c) > gpus.WORKER_RESERVE][:4]
     collection = [_nodeid(i) for i in large] + [f"t.py::test_{i}" for i in range(6)]
-    scheduler = SignatureScheduling(pytestconfig)
     workers = [_Worker(f"gw{i}") for i in (1, 0)]  # gw1 first: plain loadscope would deal it GPU 0's unit
-    for worker in workers:
-        scheduler.add_node(worker)
-        scheduler.add_node_collection(worker, collection)
-    scheduler.schedule()
+    scheduler = _dealt(pytestconfig, workers, collection)
     assert {s for s in scheduler.workqueue} | {s for w in workers for s in scheduler.assigned_work[w]} >= {
         large_lane(0, 0), large_lane(1, 0), large_lane(0, 1), large_lane(1, 1)}
     for _ in range(50):  # each worker finishes what it holds and asks for more, in turn
@@ -295,9 +290,6 @@ def test_the_first_deal_is_already_in_dealing_order(pytestconfig, monkeypatch):
     monkeypatch.setattr(pytestconfig.option, "tx", ["1*popen"], raising=False)
     dynamic = [_nodeid(f"tv-fp16-align16-dynamic-{s}") for s in ("128x2048", "256x2048", "97x101")]
     collection = [*dynamic, _nodeid("tv-fp64-align16-static-128x2048"), "suites/gpu/test_fault_isolation.py::test_drill"]
-    scheduler = SignatureScheduling(pytestconfig)
     worker = _Worker("gw0")
-    scheduler.add_node(worker)
-    scheduler.add_node_collection(worker, collection)
-    scheduler.schedule()
+    scheduler = _dealt(pytestconfig, [worker], collection)
     assert collection[int(worker.sent[0])] == "suites/gpu/test_fault_isolation.py::test_drill"
