@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from fixtures.cases import drawn, limitations, matrix
 from fixtures.cases.stages import BUILT_IN_STAGES
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.harness
 
@@ -34,6 +35,5 @@ def test_the_drawn_module_loads_no_hypothesis_until_a_strategy_is_made():
     probe = ("import sys; import fixtures.cases.drawn as d; print('hypothesis' in sys.modules); "
              "from fixtures.cases.stages import BUILT_IN_STAGES; d.cases_for(BUILT_IN_STAGES['tv']); "
              "print('hypothesis' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=matrix.__file__.rsplit("/fixtures/", 1)[0],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]

@@ -196,3 +196,23 @@ def test_a_large_case_skips_by_the_room_the_start_checked_and_the_lanes_share(wo
             _skip_without_room(case, pytestconfig)
     else:
         _skip_without_room(case, pytestconfig)
+
+
+def test_a_planted_large_case_run_alone_has_its_bytes_held_while_its_child_runs(monkeypatch, room_here):
+    from types import SimpleNamespace
+
+    from fixtures.cases import matrix
+    from suites.gpu import _run_planted
+    from suites.gpu._planted_classes import PLANTED_LARGE
+
+    case = next(c for p in PLANTED_LARGE for c in p.cases(p.caught) if c.shape == matrix.HUGE)
+    assert large_room.WORKER_RESERVE < matrix.device_bytes(case) <= ROOM
+    seen = []
+
+    def child(args, env, **kwargs):
+        seen.append(([t.state for t in _tickets(room_here)], settings.LARGE_ROOM_BYTES in env, args[-1]))
+        return SimpleNamespace(returncode=1, stdout="", stderr="illegal memory access")
+
+    monkeypatch.setattr(_run_planted.subprocess, "run", child)
+    assert _run_planted.run_alone(case).endswith("illegal memory access")
+    assert seen == [([large_room.HOLDING], False, case.id)] and not _tickets(room_here)
