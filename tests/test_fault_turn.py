@@ -2,14 +2,13 @@
 
 import fcntl
 import subprocess
-from contextlib import contextmanager
 import sys
 from pathlib import Path
 
 import pytest
 
-from fixtures.cases import failures, matrix
-from fixtures.dsl import fault_turn, large_room, runner
+from fixtures.cases import matrix
+from fixtures.dsl import fault_turn, runner
 
 pytestmark = pytest.mark.harness
 
@@ -60,42 +59,13 @@ class _Launch:
         self.events.append("verify")
 
 
-def _record(events: list[str], monkeypatch, large: bool) -> None:
-    """``runner.run_case``'s steps recorded in ``events`` instead of done; ``large``: the case is a large one."""
-    @contextmanager
-    def held(nbytes: int):
-        events.append(f"room {nbytes}")
-        yield
-        events.append("room let go")
-
+@pytest.mark.parametrize("large", [False, True], ids=["case", "large-case"])
+def test_the_turn_comes_after_the_compile_and_operands_and_before_the_launch(large, monkeypatch):
+    events: list[str] = []
     monkeypatch.setattr(matrix, "is_large", lambda case: large)
-    monkeypatch.setattr(matrix, "device_bytes", lambda case: 7)
-    monkeypatch.setattr(large_room, "held", held)
     monkeypatch.setattr(runner, "compile_on_a_small_twin", lambda case, compiler: events.append("twin"))
     monkeypatch.setattr(runner, "prepare", lambda case, seed, compiler: events.append("prepare") or _Launch(events))
     monkeypatch.setattr(runner.torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(runner.torch.cuda, "empty_cache", lambda: events.append("empty cache"))
-
-
-@pytest.mark.parametrize("large", [False, True], ids=["case", "large-case"])
-def test_the_turn_comes_after_the_compile_and_operands_and_before_the_launch(large, monkeypatch):
-    """A large case also holds its bytes of the GPU's room for them from after its small twin's
-    compile (no memory of its own yet) until its memory is handed back."""
-    events: list[str] = []
-    _record(events, monkeypatch, large)
+    monkeypatch.setattr(runner.torch.cuda, "empty_cache", lambda: None)
     runner.run_case(object(), 0, None, before_launch=lambda: events.append("turn"))
-    steps = ["prepare", "turn", "launch", "verify"]
-    assert events == (["twin", "room 7", *steps, "empty cache", "room let go"] if large else steps)
-
-
-def test_a_large_case_that_fails_hands_its_memory_back_before_its_room(monkeypatch):
-    events: list[str] = []
-    _record(events, monkeypatch, large=True)
-
-    def wrong() -> None:
-        raise failures.Mismatch("wrong")
-
-    monkeypatch.setattr(_Launch, "verify", lambda self: wrong())
-    with pytest.raises(failures.Mismatch):
-        runner.run_case(object(), 0, None)
-    assert events == ["twin", "room 7", "prepare", "launch", "empty cache", "room let go"]
+    assert events == (["twin"] if large else []) + ["prepare", "turn", "launch", "verify"]

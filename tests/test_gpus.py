@@ -133,8 +133,6 @@ import pytest
 @pytest.mark.host
 def test_where(n, worker_id):
     Path(os.environ["WHERE_OUT"], worker_id).write_text(os.environ.get("CUDA_VISIBLE_DEVICES", "unset"))
-    room = [os.environ.get(f"CUTE_HARNESS_LARGE_ROOM_{v}", "unset") for v in ("BYTES", "LEDGER")]
-    Path(os.environ["WHERE_OUT"], f"room-{worker_id}").write_text(" ".join(room))
 
 
 @pytest.mark.gpu
@@ -154,8 +152,6 @@ def runner(project, fake_gpus, monkeypatch, tmp_path):
         pinned = {p.name: p.read_text() for p in tmp_path.glob("gw*")}
         return result, pinned
 
-    run.rooms = lambda: {p.name[len("room-"):]: p.read_text().split() for p in tmp_path.glob("room-*")}
-
     return run
 
 
@@ -163,12 +159,6 @@ def test_each_worker_runs_on_its_gpu_and_the_report_names_them(runner, tmp_path)
     result, pinned = runner([H100, H100, H100], "-n", "3", "--gpus", "0,2")
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert pinned and pinned == {w: {"gw0": "GPU-fake-0", "gw1": "GPU-fake-2", "gw2": "GPU-fake-0"}[w] for w in pinned}
-    # each worker's large cases share its GPU's room (less its workers' reserves) with the others on it
-    rooms, on_a_gpu = runner.rooms(), gpus.workers_per_gpu(len(pinned), 2)  # -n 3 capped at the CPUs
-    assert rooms.keys() == pinned.keys()
-    assert {room for room, _ in rooms.values()} == {str(81559 * gpus.MIB - on_a_gpu * gpus.WORKER_RESERVE)}
-    assert {w: Path(ledger).name for w, (_, ledger) in rooms.items()} == {w: f"large-room-{pinned[w]}" for w in pinned}
-    assert len({Path(ledger).parent for _, ledger in rooms.values()}) == 1  # the run's scratch folder
     result.stdout.fnmatch_lines(["gpu 0: NVIDIA H100 80GB HBM3, GPU-fake-0, 81559 MiB, memory clock 2619 MHz",
                                  "gpu 2: NVIDIA H100 80GB HBM3, GPU-fake-2, 81559 MiB, memory clock 2619 MHz",
                                  "xdist worker gwN runs on the (N mod 2)-th of these*"])

@@ -1,4 +1,4 @@
-"""The large cases' room on a GPU, shared by the processes that run them (``fixtures.dsl.large_room``)."""
+"""The large cases' room on a GPU, shared by the workers that run them (``fixtures.plugin.large_room``)."""
 
 import os
 import select
@@ -7,22 +7,27 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import torch
 
-from fixtures.dsl import large_room, settings
+from fixtures.cases import matrix
+from fixtures.plugin import gpus, large_room, run_state
+from reports.model import GpuRecord
 
 pytestmark = pytest.mark.harness
 
 ROOT = Path(__file__).parents[1]
-UNIT = 3 * large_room.GIB  # more than a worker's reserve: a case of a unit takes room
+UNIT = 3 * gpus.GIB
 ROOM = 10 * UNIT
 
-# a process that holds NBYTES of the room, says so, and lets go when its stdin closes
+# a process that holds NBYTES of ROOM in LEDGER, says so, and lets go when its stdin closes
 HOLDER = """
 import sys
-from fixtures.dsl import large_room
-with large_room.held(int(sys.argv[1])):
+from pathlib import Path
+from fixtures.plugin import large_room
+with large_room.held(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])):
     print("held", flush=True)
     sys.stdin.read()
 """
@@ -33,18 +38,9 @@ def _tickets(ledger: Path) -> list[large_room.Ticket]:
     return [t for t in map(large_room.Ticket.parse, os.listdir(ledger)) if t is not None] if ledger.exists() else []
 
 
-@pytest.fixture
-def room_here(monkeypatch, tmp_path) -> Path:
-    """This process has a room of ``ROOM`` bytes, its account in the returned folder (the holders' too)."""
-    monkeypatch.setenv(settings.LARGE_ROOM_BYTES, str(ROOM))
-    monkeypatch.setenv(settings.LARGE_ROOM_LEDGER, str(tmp_path / "ledger"))
-    return tmp_path / "ledger"
-
-
 class _Holder:
     def __init__(self, ledger: Path, units: int) -> None:
-        env = {**os.environ, settings.LARGE_ROOM_BYTES: str(ROOM), settings.LARGE_ROOM_LEDGER: str(ledger)}
-        self.proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(units * UNIT)], cwd=ROOT, env=env,
+        self.proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(ledger), str(ROOM), str(units * UNIT)], cwd=ROOT,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.ledger = ledger
 
@@ -132,87 +128,76 @@ def test_a_case_wider_than_the_room_is_let_in_alone(holders):
     assert not _tickets(wider.ledger)
 
 
-def test_a_process_that_inherited_no_room_waits_for_nothing(monkeypatch, tmp_path):
-    monkeypatch.delenv(settings.LARGE_ROOM_BYTES, raising=False)
-    monkeypatch.delenv(settings.LARGE_ROOM_LEDGER, raising=False)
-    monkeypatch.chdir(tmp_path)
-    with large_room.held(ROOM * 100):
-        pass
-    assert not list(tmp_path.iterdir())
+H100 = GpuRecord(0, "GPU-fake-0", "NVIDIA H100 80GB HBM3", 81559, None, "host")
 
 
-def test_a_case_within_a_workers_reserve_takes_no_room(holders, room_here):
-    full = holders(10)
-    full.wait_held()
-    assert full.ledger == room_here
-    with large_room.held(large_room.WORKER_RESERVE):  # let in at once, beside a full room
-        assert [t.state for t in _tickets(room_here)] == [large_room.HOLDING]
-    full.let_go()
+def _item(config, case, marker: str = "gpu") -> SimpleNamespace:
+    """What ``held_by`` reads of a test: its config, its ``case`` parameter, its markers."""
+    return SimpleNamespace(config=config, callspec=SimpleNamespace(params={"case": case}),
+                           get_closest_marker=lambda name: name == marker or None)
 
 
-def test_a_child_that_runs_a_case_alone_is_handed_no_room_while_its_parent_holds_its_bytes(room_here):
-    with large_room.held_for_a_child(4 * UNIT) as env:
-        assert [(t.state, t.pid) for t in _tickets(room_here)] == [(large_room.HOLDING, os.getpid())]
-        assert settings.LARGE_ROOM_BYTES not in env and settings.LARGE_ROOM_LEDGER not in env
-        assert env["PATH"] == os.environ["PATH"]
-    assert not _tickets(room_here)
+@pytest.fixture
+def worker(pytestconfig, monkeypatch, tmp_path):
+    """This process as a worker of 16 on one H100 (scratch in ``tmp_path``); torch's cache calls recorded."""
+    state = run_state.of(pytestconfig)
+    for name, value in (("pinned", H100), ("gpus", [H100]), ("scratch", tmp_path)):
+        monkeypatch.setattr(state, name, value)
+    monkeypatch.setattr(pytestconfig, "workerinput", {"workercount": 16}, raising=False)
+    emptied = []
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: emptied.append(_tickets(tmp_path / "large-room-GPU-fake-0")))
+    return SimpleNamespace(config=pytestconfig, ledger=tmp_path / "large-room-GPU-fake-0", emptied=emptied)
 
 
-@pytest.mark.parametrize("plan", ["gpu", "compile"])
-def test_a_canary_of_a_large_case_holds_its_bytes_while_its_child_runs_on_the_gpu(plan, monkeypatch, room_here):
-    from fixtures.cases import matrix
-    from fixtures.plugin import canary
+def _planted_huge() -> matrix.Case:
+    from suites.gpu._planted_classes import PLANTED_LARGE
 
-    case = next(c for c in matrix.large_cases() if large_room.WORKER_RESERVE < matrix.device_bytes(c) <= ROOM)
-    seen = []
+    return next(c for p in PLANTED_LARGE for c in p.cases(p.caught) if c.shape == matrix.HUGE)
 
-    def child(args, env, **kwargs):
-        seen.append(([t.state for t in _tickets(room_here)], settings.LARGE_ROOM_BYTES in env))
 
-    monkeypatch.setattr(canary.subprocess, "run", child)
-    canary.run_alone("run_one", plan, case)
-    assert seen == [([large_room.HOLDING] if plan == "gpu" else [], False)]
+@pytest.mark.parametrize("case", [pytest.param("matrix", id="matrix-case"), pytest.param("planted", id="planted-case")])
+def test_a_workers_gpu_test_of_a_large_case_holds_its_bytes_until_its_memory_is_back(case, worker):
+    """Whichever way the test runs its case (the runner, a call path, a child process it waits
+    for), it holds the case's bytes of its GPU's room while it runs, empties torch's cache, then
+    lets go; a planted stage's case (no stage the plugin knows) by its own ``case`` parameter."""
+    from fixtures.plugin import hooks
+
+    case = next(c for c in matrix.large_cases() if c.shape == matrix.HUGE) if case == "matrix" else _planted_huge()
+    call = hooks.pytest_runtest_call(_item(worker.config, case))  # the plugin's wrapper around the test's call
+    next(call)
+    (ticket,) = _tickets(worker.ledger)
+    assert (ticket.state, ticket.pid, ticket.nbytes) == (large_room.HOLDING, os.getpid(), matrix.device_bytes(case))
+    with pytest.raises(StopIteration):
+        call.send(None)
+    assert [[t.state for t in tickets] for tickets in worker.emptied] == [[large_room.HOLDING]]  # emptied, then let go
+    assert not _tickets(worker.ledger)
+
+
+def test_a_test_that_is_not_a_workers_gpu_test_of_a_large_case_holds_nothing(worker, monkeypatch):
+    large = next(c for c in matrix.large_cases() if c.shape == matrix.HUGE)
+    within = next(c for c in matrix.large_cases() if matrix.device_bytes(c) <= gpus.WORKER_RESERVE)
+    for item in (_item(worker.config, within), _item(worker.config, large, marker="compile"),
+                 SimpleNamespace(config=worker.config, get_closest_marker=lambda name: True)):
+        with large_room.held_by(item):
+            assert not _tickets(worker.ledger)
+    monkeypatch.delattr(worker.config, "workerinput")  # a run without workers: one test at a time
+    with large_room.held_by(_item(worker.config, large)):
+        assert not _tickets(worker.ledger)
+    assert worker.emptied == []
 
 
 @pytest.mark.parametrize(("workers", "skipped"), [(16, True), (4, False)])
-def test_a_large_case_skips_by_the_room_the_start_checked_and_the_lanes_share(workers, skipped, pytestconfig, monkeypatch):
+def test_a_large_case_skips_by_the_room_the_start_checked_and_the_lanes_share(workers, skipped, worker, monkeypatch):
     """One figure for a GPU's room for large cases: NVML's total less the workers' reserves, as
-    ``gpus.check_free`` counts it at start and the lanes share it; the fp32 case past 2**31
+    ``gpus.check_free`` counts it at start and ``held_by`` shares it; the fp32 case past 2**31
     elements (54.1 GiB) skips under 16 workers on an H100 and runs under 4."""
-    from fixtures.cases import matrix
-    from fixtures.plugin import gpus, run_state
     from fixtures.plugin.provided import _skip_without_room
-    from reports.model import GpuRecord
 
-    h100 = GpuRecord(0, "GPU-fake-0", "NVIDIA H100 80GB HBM3", 81559, None, "host")
-    state = run_state.of(pytestconfig)
-    monkeypatch.setattr(state, "pinned", h100)
-    monkeypatch.setattr(state, "gpus", [h100])
-    monkeypatch.setattr(pytestconfig, "workerinput", {"workercount": workers}, raising=False)
+    monkeypatch.setattr(worker.config, "workerinput", {"workercount": workers})
     case = next(c for c in matrix.large_cases() if c.dtype.id == "fp32" and c.shape == matrix.HUGE)
-    assert matrix.device_bytes(case) > gpus.large_room(81559 * gpus.MIB, 16)
     if skipped:
         with pytest.raises(pytest.skip.Exception, match=r"this GPU has 79\.6 GiB, .* 15 other workers .*: 47\.6 GiB$"):
-            _skip_without_room(case, pytestconfig)
+            _skip_without_room(case, worker.config)
     else:
-        _skip_without_room(case, pytestconfig)
-
-
-def test_a_planted_large_case_run_alone_has_its_bytes_held_while_its_child_runs(monkeypatch, room_here):
-    from types import SimpleNamespace
-
-    from fixtures.cases import matrix
-    from suites.gpu import _run_planted
-    from suites.gpu._planted_classes import PLANTED_LARGE
-
-    case = next(c for p in PLANTED_LARGE for c in p.cases(p.caught) if c.shape == matrix.HUGE)
-    assert large_room.WORKER_RESERVE < matrix.device_bytes(case) <= ROOM
-    seen = []
-
-    def child(args, env, **kwargs):
-        seen.append(([t.state for t in _tickets(room_here)], settings.LARGE_ROOM_BYTES in env, args[-1]))
-        return SimpleNamespace(returncode=1, stdout="", stderr="illegal memory access")
-
-    monkeypatch.setattr(_run_planted.subprocess, "run", child)
-    assert _run_planted.run_alone(case).endswith("illegal memory access")
-    assert seen == [([large_room.HOLDING], False, case.id)] and not _tickets(room_here)
+        _skip_without_room(case, worker.config)

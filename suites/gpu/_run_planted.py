@@ -5,8 +5,7 @@ context, and it launches in the machine's fault turn (``fault_turn``)."""
 import subprocess
 import sys
 
-from fixtures.cases import matrix
-from fixtures.dsl import fault_turn, large_room, runner
+from fixtures.dsl import fault_turn, runner
 from fixtures.dsl.compiler import Compiler
 from fixtures.plugin import canary
 from suites.gpu._planted_classes import planted_case
@@ -17,13 +16,12 @@ def main(case_id: str) -> None:
     print(f"{case_id}: conforms")
 
 
-def run_alone(case: matrix.Case) -> str:
-    """Run planted ``case`` in a process of its own from the test run (a large one's bytes of the
-    GPU's room held for it); its output, once it has failed (a planted case that conforms fails the caller)."""
-    with large_room.held_for_a_child(matrix.device_bytes(case)) as env:
-        proc = subprocess.run([sys.executable, "-m", "suites.gpu._run_planted", case.id], cwd=canary.ROOT, env=env,
-                              capture_output=True, text=True, timeout=canary.TIMEOUT_S)
-    assert proc.returncode != 0, f"{case.id} conforms: its planted defect was not caught"
+def run_alone(case_id: str) -> str:
+    """Run ``case_id`` in a process of its own from the test run; its output, once it has failed
+    (a planted case that conforms fails the caller)."""
+    proc = subprocess.run([sys.executable, "-m", "suites.gpu._run_planted", case_id], cwd=canary.ROOT,
+                          capture_output=True, text=True, timeout=canary.TIMEOUT_S)
+    assert proc.returncode != 0, f"{case_id} conforms: its planted defect was not caught"
     return proc.stdout + proc.stderr
 
 

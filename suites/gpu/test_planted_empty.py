@@ -23,7 +23,7 @@ CAUGHT_AS = ("illegal memory access", "illegal address", "out-of-bounds write")
 @pytest.mark.timeout(canary.TIMEOUT_S + 30)
 def test_a_kernel_that_writes_an_empty_tensor_is_caught():
     for case in PLANTED_EMPTY.cases(PLANTED_EMPTY.caught):
-        output = run_alone(case)
+        output = run_alone(case.id)
         assert any(text in output for text in CAUGHT_AS), f"{case.id} failed, but not as a write:\n{output[-1500:]}"
 
 

@@ -33,7 +33,7 @@ def test_a_kernel_wrong_past_a_32_bit_limit_is_caught_there(case, run_case):
         with pytest.raises((failures.ConformanceError, compat.resolve("DSLBaseError"))):
             run_case(case)
         return
-    output = run_alone(case)
+    output = run_alone(case.id)
     assert any(text in output for text in CAUGHT_AS), f"{case.id} failed, but not as a wrong value or a fault:\n{output[-1500:]}"
 
 
