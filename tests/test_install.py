@@ -535,6 +535,16 @@ def test_a_crash_in_the_child_import_is_a_finding(tmp_path):
     assert child.crash_findings("raising") == []  # an exception is this process's import's to name
 
 
+def test_the_stale_pyc_answer_is_none_where_a_child_did_not_get_that_far(tmp_path):
+    """A module whose import raised: its child says nothing of stale bytecode, so the answer is
+    None (the set-up looks in this process), not the other child's empty one."""
+    (tmp_path / "raising.py").write_text("raise ImportError('no')\n")
+    (tmp_path / "fine.py").write_text("")
+    child = install.ImportChild(("fine", "raising"), path=[str(tmp_path), *__import__("sys").path])
+    assert child.crash_findings("raising") == []
+    assert child.stale_bytecode() is None
+
+
 def test_each_module_is_tried_in_a_child_of_its_own_side_by_side(tmp_path):
     """The set-up waits on the DSL's child once torch is imported: the DSL's import from source
     runs beside torch's, not after it."""
